@@ -1,0 +1,48 @@
+import type { AgentSkill } from '@lib/a2a-protocol';
+import { Inject, Injectable } from '@nestjs/common';
+import type { Pool } from 'pg';
+import { INGRESS_PG_POOL } from '../tokens';
+
+/** The hosted agent's own card fields, as registered with the platform. */
+export interface AgentProfile {
+  name: string;
+  description: string;
+  version: string;
+  defaultInputModes?: string[];
+  defaultOutputModes?: string[];
+  skills?: AgentSkill[];
+  documentationUrl?: string;
+  iconUrl?: string;
+}
+
+export interface HostedAgent {
+  tenantId: string;
+  agentId: string;
+  profile: AgentProfile;
+}
+
+const CACHE_TTL_MS = 5_000;
+
+/** Looks up hosted agents by (tenant, agent) route, with a short cache. */
+@Injectable()
+export class AgentRegistry {
+  private readonly cache = new Map<string, { agent: HostedAgent | null; until: number }>();
+
+  constructor(@Inject(INGRESS_PG_POOL) private readonly pool: Pool) {}
+
+  async find(tenantId: string, agentId: string): Promise<HostedAgent | null> {
+    const key = `${tenantId}\u0000${agentId}`;
+    const cached = this.cache.get(key);
+    if (cached && cached.until > Date.now()) {
+      return cached.agent;
+    }
+    const result = await this.pool.query<{ profile: AgentProfile }>(
+      'SELECT profile FROM ops.agents WHERE tenant_id = $1 AND agent_id = $2',
+      [tenantId, agentId],
+    );
+    const row = result.rows[0];
+    const agent = row ? { tenantId, agentId, profile: row.profile } : null;
+    this.cache.set(key, { agent, until: Date.now() + CACHE_TTL_MS });
+    return agent;
+  }
+}

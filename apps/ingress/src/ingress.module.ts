@@ -1,0 +1,44 @@
+import { ingressSchema, loadConfig, postgresSchema, type IngressConfig, type PostgresConfig } from '@lib/config';
+import { createPool } from '@lib/event-store';
+import { Inject, Module, type DynamicModule, type OnApplicationShutdown } from '@nestjs/common';
+import type { Pool } from 'pg';
+import { ApiKeyAuthenticator } from './auth/api-key.authenticator';
+import { AgentCardController } from './cards/agent-card.controller';
+import { AgentRegistry } from './cards/agent-registry';
+import { JsonRpcController } from './jsonrpc/json-rpc.controller';
+import { A2aOperations } from './operations/a2a-operations';
+import { TaskServiceOperations } from './operations/task-service.operations';
+import { INGRESS_CONFIG, INGRESS_PG_POOL } from './tokens';
+
+export type IngressModuleConfig = IngressConfig & PostgresConfig;
+
+export function ingressConfigFromEnv(): IngressModuleConfig {
+  return loadConfig(postgresSchema.merge(ingressSchema));
+}
+
+class IngressPoolCloser implements OnApplicationShutdown {
+  constructor(@Inject(INGRESS_PG_POOL) private readonly pool: Pool) {}
+
+  async onApplicationShutdown(): Promise<void> {
+    await this.pool.end();
+  }
+}
+
+/** Composition root of the ingress: A2A bindings and agent cards over the operations port. */
+@Module({})
+export class IngressModule {
+  static forRoot(config: IngressModuleConfig): DynamicModule {
+    return {
+      module: IngressModule,
+      controllers: [AgentCardController, JsonRpcController],
+      providers: [
+        { provide: INGRESS_CONFIG, useValue: config },
+        { provide: INGRESS_PG_POOL, useFactory: () => createPool(config.POSTGRES_URL, 5) },
+        IngressPoolCloser,
+        { provide: A2aOperations, useClass: TaskServiceOperations },
+        ApiKeyAuthenticator,
+        AgentRegistry,
+      ],
+    };
+  }
+}

@@ -1,0 +1,116 @@
+import { credentials, Metadata, status as GrpcStatus, type ServiceError } from '@grpc/grpc-js';
+import {
+  A2aError,
+  isErrorReason,
+  taskPb,
+  type ListTasksResponse,
+  type SendMessageResponse,
+  type Task,
+} from '@lib/a2a-protocol';
+import type { IngressConfig } from '@lib/config';
+import { Inject, Injectable, type OnModuleDestroy } from '@nestjs/common';
+import { INGRESS_CONFIG } from '../tokens';
+import { A2aOperations } from './a2a-operations';
+import type { CallContext } from './call-context';
+
+type Method = 'sendMessage' | 'getTask' | 'listTasks' | 'cancelTask';
+
+/** Extra time over the task-service's own blocking timeout before the ingress gives up on a call. */
+const DEADLINE_MARGIN_MS = 120_000;
+
+/**
+ * The operations port over the internal TaskCommandService, spread round-robin across the task-service
+ * replicas listed in TASK_SERVICE_URLS. A replica that cannot be reached is skipped for the next one.
+ */
+@Injectable()
+export class TaskServiceOperations extends A2aOperations implements OnModuleDestroy {
+  private readonly clients: taskPb.TaskCommandServiceClient[];
+  private next = 0;
+
+  constructor(@Inject(INGRESS_CONFIG) config: IngressConfig) {
+    super();
+    this.clients = config.TASK_SERVICE_URLS.split(',')
+      .map((url) => url.trim())
+      .filter((url) => url.length > 0)
+      .map((url) => new taskPb.TaskCommandServiceClient(url, credentials.createInsecure()));
+  }
+
+  onModuleDestroy(): void {
+    for (const client of this.clients) {
+      client.close();
+    }
+  }
+
+  sendMessage(params: unknown, ctx: CallContext): Promise<SendMessageResponse> {
+    return this.call('sendMessage', params, ctx) as Promise<SendMessageResponse>;
+  }
+
+  getTask(params: unknown, ctx: CallContext): Promise<Task> {
+    return this.call('getTask', params, ctx) as Promise<Task>;
+  }
+
+  listTasks(params: unknown, ctx: CallContext): Promise<ListTasksResponse> {
+    return this.call('listTasks', params, ctx) as Promise<ListTasksResponse>;
+  }
+
+  cancelTask(params: unknown, ctx: CallContext): Promise<Task> {
+    return this.call('cancelTask', params, ctx) as Promise<Task>;
+  }
+
+  private async call(method: Method, params: unknown, ctx: CallContext): Promise<unknown> {
+    const request: taskPb.OperationCall = {
+      context: {
+        tenantId: ctx.tenantId,
+        agentId: ctx.agentId,
+        principalId: ctx.principalId,
+        binding: ctx.binding,
+        traceparent: ctx.traceparent ?? '',
+        requestId: ctx.requestId,
+      },
+      requestJson: JSON.stringify(params ?? {}),
+    };
+    let lastError: unknown = null;
+    for (let tried = 0; tried < this.clients.length; tried++) {
+      const client = this.clients[this.next++ % this.clients.length];
+      if (!client) {
+        break;
+      }
+      try {
+        return unwrap(await invoke(client, method, request));
+      } catch (error) {
+        if (!isUnreachable(error)) {
+          throw error;
+        }
+        lastError = error;
+      }
+    }
+    throw new A2aError('UNAVAILABLE', `task service unavailable: ${String(lastError)}`);
+  }
+}
+
+function invoke(
+  client: taskPb.TaskCommandServiceClient,
+  method: Method,
+  request: taskPb.OperationCall,
+): Promise<taskPb.OperationResult> {
+  const deadline = new Date(Date.now() + DEADLINE_MARGIN_MS);
+  return new Promise((resolve, reject) => {
+    client[method](request, new Metadata(), { deadline }, (error, result) =>
+      error ? reject(error) : resolve(result),
+    );
+  });
+}
+
+/** Only a call that never reached a replica may be tried on another one (the work is not idempotent). */
+function isUnreachable(error: unknown): boolean {
+  const code = (error as Partial<ServiceError>).code;
+  return code === GrpcStatus.UNAVAILABLE && !(error instanceof A2aError);
+}
+
+function unwrap(result: taskPb.OperationResult): unknown {
+  if (result.error) {
+    const { reason, message, metadata, fieldViolations } = result.error;
+    throw new A2aError(isErrorReason(reason) ? reason : 'INTERNAL', message, metadata, fieldViolations);
+  }
+  return JSON.parse(result.responseJson ?? 'null') as unknown;
+}

@@ -1,0 +1,29 @@
+import type { DemoConfig } from '@lib/config';
+import { seedTenant } from '@lib/tenancy';
+import { AGENT_PROFILES } from '@lib/worker-sdk';
+import type { Pool } from 'pg';
+
+/** The example agents every fresh platform hosts for the demo tenant. */
+export const EXAMPLE_AGENTS = ['echo', 'interview', 'countdown'] as const;
+export type ExampleAgent = (typeof EXAMPLE_AGENTS)[number];
+
+/** Worker credential of a demo agent: bound to (demo tenant, agent). */
+export function demoWorkerSecret(config: DemoConfig, agentId: string): string {
+  return `${config.A2A_DEMO_WORKER_SECRET}:${agentId}`;
+}
+
+/** Creates (or refreshes) the demo tenant, its API key and the three example agents. */
+export async function seedDemoTenant(pool: Pool, config: DemoConfig): Promise<void> {
+  await seedTenant(pool, {
+    tenantId: config.DEMO_TENANT,
+    displayName: 'Demo tenant',
+    apiKeys: [{ keyId: `${config.DEMO_TENANT}-default`, principalId: 'demo-user', secret: config.A2A_DEMO_API_KEY }],
+    workerSecret: config.A2A_DEMO_WORKER_SECRET,
+    agents: EXAMPLE_AGENTS.map((agentId) => ({
+      agentId,
+      profile: AGENT_PROFILES[agentId],
+      onLeaseLost: 'redispatch',
+      maxAttempts: 3,
+    })),
+  });
+}

@@ -1,0 +1,46 @@
+import { loadConfig, platformSchema, processEnv } from '@lib/config';
+import { createPool, migrate } from '@lib/event-store';
+import { Logger } from '@nestjs/common';
+import { NestFactory } from '@nestjs/core';
+import 'reflect-metadata';
+import { GrpcServers } from '../../task-service/src/grpc/grpc-servers';
+import { demoWorkerSecret, EXAMPLE_AGENTS, seedDemoTenant } from './demo-tenant';
+import { StandaloneModule } from './standalone.module';
+import { WorkerSupervisor } from './worker-supervisor';
+
+async function bootstrap(): Promise<void> {
+  const logger = new Logger('Standalone');
+  const config = loadConfig(platformSchema);
+  await migrate(config.POSTGRES_URL);
+  const pool = createPool(config.POSTGRES_URL, 1);
+  await seedDemoTenant(pool, config).finally(() => pool.end());
+
+  const app = await NestFactory.create(StandaloneModule.forRoot(config), { bodyParser: false });
+  await app.listen(config.INGRESS_PORT, config.INGRESS_HOST);
+  const { workerPort } = app.get(GrpcServers);
+
+  const supervisor = new WorkerSupervisor(
+    `${config.TASK_SERVICE_HOST}:${workerPort}`,
+    (agentId) => demoWorkerSecret(config, agentId),
+    processEnv(),
+  );
+  if (config.SPAWN_EXAMPLE_WORKERS) {
+    EXAMPLE_AGENTS.forEach((agentId) => supervisor.start(agentId));
+  }
+  const base = config.PUBLIC_BASE_URL ?? `http://${config.INGRESS_HOST}:${config.INGRESS_PORT}`;
+  logger.log(`A2A platform ready: ${base}/.well-known/agent-card.json (API key header X-API-Key)`);
+
+  const stop = (): void => {
+    void supervisor
+      .stop()
+      .then(() => app.close())
+      .then(() => process.exit(0));
+  };
+  process.once('SIGTERM', stop);
+  process.once('SIGINT', stop);
+}
+
+bootstrap().catch((error: unknown) => {
+  console.error(error);
+  process.exit(1);
+});

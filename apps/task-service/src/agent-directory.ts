@@ -1,0 +1,50 @@
+import { hashSecret } from '@lib/tenancy';
+import type { LeasePolicy } from '@lib/task-domain';
+import { Inject, Injectable } from '@nestjs/common';
+import type { Pool } from 'pg';
+import { PG_POOL } from './tokens';
+
+export interface WorkerIdentity {
+  tenantId: string;
+  agentId: string;
+  credentialId: string;
+}
+
+const POLICY_TTL_MS = 10_000;
+
+/** Hosted agents' dispatch policies and worker credentials. */
+@Injectable()
+export class AgentDirectory {
+  private readonly policies = new Map<string, { policy: LeasePolicy; until: number }>();
+
+  constructor(@Inject(PG_POOL) private readonly pool: Pool) {}
+
+  /** The (tenant, agent) a worker secret is bound to, or null when unknown or revoked. */
+  async authenticateWorker(secret: string): Promise<WorkerIdentity | null> {
+    const result = await this.pool.query<{ tenant_id: string; agent_id: string; credential_id: string }>(
+      `SELECT tenant_id, agent_id, credential_id FROM ops.worker_credentials
+        WHERE secret_hash = $1 AND revoked_at IS NULL`,
+      [hashSecret(secret)],
+    );
+    const row = result.rows[0];
+    return row ? { tenantId: row.tenant_id, agentId: row.agent_id, credentialId: row.credential_id } : null;
+  }
+
+  async leasePolicy(tenantId: string, agentId: string): Promise<LeasePolicy> {
+    const key = `${tenantId}\u0000${agentId}`;
+    const cached = this.policies.get(key);
+    if (cached && cached.until > Date.now()) {
+      return cached.policy;
+    }
+    const result = await this.pool.query<{ on_lease_lost: 'redispatch' | 'fail'; max_attempts: number }>(
+      'SELECT on_lease_lost, max_attempts FROM ops.agents WHERE tenant_id = $1 AND agent_id = $2',
+      [tenantId, agentId],
+    );
+    const row = result.rows[0];
+    const policy: LeasePolicy = row
+      ? { onLeaseLost: row.on_lease_lost, maxAttempts: row.max_attempts }
+      : { onLeaseLost: 'fail', maxAttempts: 1 };
+    this.policies.set(key, { policy, until: Date.now() + POLICY_TTL_MS });
+    return policy;
+  }
+}

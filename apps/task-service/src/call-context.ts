@@ -1,0 +1,21 @@
+import type { EventMetadata } from '@lib/event-store';
+
+/** Who is calling, for which tenant and hosted agent, through which binding (from the ingress). */
+export interface CallContext {
+  tenantId: string;
+  agentId: string;
+  principalId: string;
+  binding: string;
+  traceparent?: string;
+  requestId?: string;
+}
+
+/** Event metadata for a change a caller made through a binding. */
+export function callerMetadata(ctx: CallContext): EventMetadata {
+  return {
+    actor: { kind: 'caller', id: ctx.principalId },
+    binding: ctx.binding,
+    ...(ctx.traceparent ? { traceparent: ctx.traceparent } : {}),
+    ...(ctx.requestId ? { correlationId: ctx.requestId } : {}),
+  };
+}

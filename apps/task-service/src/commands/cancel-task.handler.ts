@@ -1,0 +1,47 @@
+import { decodeCancelTaskRequest, isTerminalState, type Task, type TaskStateName } from '@lib/a2a-protocol';
+import type { TaskServiceConfig } from '@lib/config';
+import { decide } from '@lib/task-domain';
+import { Inject, Injectable } from '@nestjs/common';
+import { callerMetadata, type CallContext } from '../call-context';
+import { NoticeBus } from '../notice-bus';
+import { TaskViews } from '../queries/task-views';
+import { TaskRepository } from '../task.repository';
+import { TASK_SERVICE_CONFIG } from '../tokens';
+
+/**
+ * CancelTask (spec digest §10.8). A queued or interrupted task is canceled at once; a running one is asked
+ * to stop through its worker and ends CANCELED when the worker confirms or the grace deadline passes.
+ * Returns the task after that (normally CANCELED).
+ */
+@Injectable()
+export class CancelTaskHandler {
+  constructor(
+    private readonly tasks: TaskRepository,
+    private readonly views: TaskViews,
+    private readonly bus: NoticeBus,
+    @Inject(TASK_SERVICE_CONFIG) private readonly config: TaskServiceConfig,
+  ) {}
+
+  async execute(input: unknown, ctx: CallContext): Promise<Task> {
+    const request = decodeCancelTaskRequest(input);
+    await this.views.get(ctx, request.id);
+    const command = {
+      type: 'RequestCancel' as const,
+      requestedBy: ctx.principalId,
+      ...(request.metadata ? { metadata: request.metadata } : {}),
+      cancelGraceMs: this.config.CANCEL_GRACE_MS,
+      now: new Date(),
+    };
+    await this.tasks.execute(ctx.tenantId, request.id, (s) => decide(command, s), callerMetadata(ctx));
+    // The sweeper enforces the deadline within one sweep interval; wait a little beyond that.
+    const waitMs = this.config.CANCEL_GRACE_MS + 2 * this.config.SWEEP_INTERVAL_MS + 1_000;
+    const record = await this.views.waitFor(
+      ctx,
+      request.id,
+      this.bus,
+      (r) => isTerminalState(r.state as TaskStateName),
+      waitMs,
+    );
+    return record.task;
+  }
+}

@@ -1,0 +1,126 @@
+import type { TaskServiceConfig } from '@lib/config';
+import { decide, type TaskCommand } from '@lib/task-domain';
+import {
+  Inject,
+  Injectable,
+  Logger,
+  type OnApplicationBootstrap,
+  type OnModuleDestroy,
+} from '@nestjs/common';
+import { randomUUID } from 'node:crypto';
+import { AgentDirectory } from '../agent-directory';
+import { TaskRepository } from '../task.repository';
+import { TASK_SERVICE_CONFIG } from '../tokens';
+
+const BATCH = 100;
+
+/**
+ * Ends leases whose worker stopped heart-beating (re-dispatch or fail, per the agent's policy) and cancels
+ * tasks whose worker did not confirm a cancel before the deadline. Runs on every replica; rows are taken
+ * with `FOR UPDATE SKIP LOCKED`, and each decision re-checks the lease epoch, so replicas never double up.
+ */
+@Injectable()
+export class LeaseSweeper implements OnApplicationBootstrap, OnModuleDestroy {
+  private readonly logger = new Logger(LeaseSweeper.name);
+  private timer: NodeJS.Timeout | null = null;
+  private sweeping: Promise<void> | null = null;
+
+  constructor(
+    private readonly tasks: TaskRepository,
+    private readonly agents: AgentDirectory,
+    @Inject(TASK_SERVICE_CONFIG) private readonly config: TaskServiceConfig,
+  ) {}
+
+  onApplicationBootstrap(): void {
+    this.timer = setInterval(() => {
+      this.sweeping ??= this.sweep()
+        .then(() => undefined)
+        .catch((error: unknown) => this.logger.warn(`sweep failed: ${String(error)}`))
+        .finally(() => {
+          this.sweeping = null;
+        });
+    }, this.config.SWEEP_INTERVAL_MS);
+    this.timer.unref();
+  }
+
+  async onModuleDestroy(): Promise<void> {
+    if (this.timer) {
+      clearInterval(this.timer);
+    }
+    await this.sweeping;
+  }
+
+  /** One pass; returns how many tasks it changed. */
+  async sweep(): Promise<number> {
+    let changed = 0;
+    for (let i = 0; i < BATCH; i++) {
+      const done = await this.expireOne();
+      if (done === null) {
+        break;
+      }
+      changed += done;
+    }
+    for (let i = 0; i < BATCH; i++) {
+      const done = await this.enforceOneCancel();
+      if (done === null) {
+        break;
+      }
+      changed += done;
+    }
+    return changed;
+  }
+
+  /** Expires one overdue lease; null when none is left. */
+  private async expireOne(): Promise<number | null> {
+    return this.tasks.transact(async (client) => {
+      const due = await client.query<{ tenant_id: string; task_id: string; agent_id: string; lease_epoch: string }>(
+        `SELECT tenant_id, task_id, agent_id, lease_epoch FROM ops.task_work
+          WHERE status = 'leased' AND lease_expires_at < now()
+          ORDER BY lease_expires_at LIMIT 1 FOR UPDATE SKIP LOCKED`,
+      );
+      const row = due.rows[0];
+      if (!row) {
+        return null;
+      }
+      const command: TaskCommand = {
+        type: 'ExpireLease',
+        leaseEpoch: Number(row.lease_epoch),
+        policy: await this.agents.leasePolicy(row.tenant_id, row.agent_id),
+        messageId: randomUUID(),
+        now: new Date(),
+      };
+      const { appended } = await this.tasks.executeIn(
+        client,
+        row.tenant_id,
+        row.task_id,
+        (state) => decide(command, state),
+        { actor: { kind: 'system', id: this.config.REPLICA_ID }, binding: 'lease-sweeper' },
+      );
+      // Nothing changed (a clock edge): stop this pass rather than pick the same row again.
+      return appended.length > 0 ? 1 : null;
+    });
+  }
+
+  private async enforceOneCancel(): Promise<number | null> {
+    return this.tasks.transact(async (client) => {
+      const due = await client.query<{ tenant_id: string; task_id: string }>(
+        `SELECT tenant_id, task_id FROM ops.task_work
+          WHERE cancel_deadline < now() ORDER BY cancel_deadline LIMIT 1 FOR UPDATE SKIP LOCKED`,
+      );
+      const row = due.rows[0];
+      if (!row) {
+        return null;
+      }
+      const command: TaskCommand = { type: 'EnforceCancelDeadline', now: new Date() };
+      const { appended } = await this.tasks.executeIn(
+        client,
+        row.tenant_id,
+        row.task_id,
+        (state) => decide(command, state),
+        { actor: { kind: 'system', id: this.config.REPLICA_ID }, binding: 'lease-sweeper' },
+      );
+      // Nothing changed (a clock edge): stop this pass rather than pick the same row again.
+      return appended.length > 0 ? 1 : null;
+    });
+  }
+}

@@ -1,0 +1,37 @@
+import type { workerPb } from '@lib/a2a-protocol';
+import type { ServerDuplexStream } from '@grpc/grpc-js';
+
+/** One connected worker on this replica. */
+export class WorkerSession {
+  /** Leases this worker holds: task id → lease epoch. */
+  readonly inflight = new Map<string, number>();
+  closed = false;
+
+  constructor(
+    readonly workerId: string,
+    readonly tenantId: string,
+    readonly agentId: string,
+    readonly capacity: number,
+    private readonly call: ServerDuplexStream<workerPb.WorkerMessage, workerPb.PlatformMessage>,
+  ) {}
+
+  get key(): string {
+    return agentKey(this.tenantId, this.agentId);
+  }
+
+  get free(): number {
+    return this.closed ? 0 : Math.max(0, this.capacity - this.inflight.size);
+  }
+
+  send(message: workerPb.PlatformMessage): boolean {
+    if (this.closed) {
+      return false;
+    }
+    this.call.write(message);
+    return true;
+  }
+}
+
+export function agentKey(tenantId: string, agentId: string): string {
+  return `${tenantId}\u0000${agentId}`;
+}

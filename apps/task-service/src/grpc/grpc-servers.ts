@@ -1,0 +1,64 @@
+import { Server, ServerCredentials } from '@grpc/grpc-js';
+import { taskPb, workerPb } from '@lib/a2a-protocol';
+import type { TaskServiceConfig } from '@lib/config';
+import {
+  Inject,
+  Injectable,
+  Logger,
+  type OnApplicationBootstrap,
+  type OnApplicationShutdown,
+} from '@nestjs/common';
+import { TASK_SERVICE_CONFIG } from '../tokens';
+import { TaskCommandController } from './task-command.controller';
+import { WorkerGateway } from './worker.gateway';
+
+/** Binds the two gRPC servers of the task-service: workers on one port, ingress calls on another. */
+@Injectable()
+export class GrpcServers implements OnApplicationBootstrap, OnApplicationShutdown {
+  private readonly logger = new Logger(GrpcServers.name);
+  private readonly workerServer = new Server({ 'grpc.keepalive_time_ms': 10_000 });
+  private readonly commandServer = new Server();
+  /** Ports actually bound (differs from the configured ones when those are 0). */
+  workerPort = 0;
+  commandPort = 0;
+
+  constructor(
+    private readonly workers: WorkerGateway,
+    private readonly commands: TaskCommandController,
+    @Inject(TASK_SERVICE_CONFIG) private readonly config: TaskServiceConfig,
+  ) {}
+
+  async onApplicationBootstrap(): Promise<void> {
+    this.workerServer.addService(workerPb.WorkerServiceService, this.workers.handlers());
+    this.commandServer.addService(taskPb.TaskCommandServiceService, this.commands.handlers());
+    const host = this.config.TASK_SERVICE_HOST;
+    this.workerPort = await bind(this.workerServer, `${host}:${this.config.WORKER_GRPC_PORT}`);
+    this.commandPort = await bind(this.commandServer, `${host}:${this.config.TASK_SERVICE_GRPC_PORT}`);
+    this.logger.log(`worker gRPC on ${host}:${this.workerPort}, command gRPC on ${host}:${this.commandPort}`);
+  }
+
+  async onApplicationShutdown(): Promise<void> {
+    await Promise.all([shutdown(this.workerServer), shutdown(this.commandServer)]);
+  }
+}
+
+function bind(server: Server, address: string): Promise<number> {
+  return new Promise((resolve, reject) => {
+    server.bindAsync(address, ServerCredentials.createInsecure(), (error, port) =>
+      error ? reject(error) : resolve(port),
+    );
+  });
+}
+
+function shutdown(server: Server): Promise<void> {
+  return new Promise((resolve) => {
+    const timer = setTimeout(() => {
+      server.forceShutdown();
+      resolve();
+    }, 2_000);
+    server.tryShutdown(() => {
+      clearTimeout(timer);
+      resolve();
+    });
+  });
+}

@@ -1,0 +1,76 @@
+import type { sendUnaryData, ServerUnaryCall } from '@grpc/grpc-js';
+import { asA2aError, taskPb } from '@lib/a2a-protocol';
+import { Injectable, Logger } from '@nestjs/common';
+import type { CallContext } from '../call-context';
+import { CancelTaskHandler } from '../commands/cancel-task.handler';
+import { SendMessageHandler } from '../commands/send-message.handler';
+import { GetTaskQuery } from '../queries/get-task.query';
+import { ListTasksQuery } from '../queries/list-tasks.query';
+
+type Operation = (input: unknown, ctx: CallContext) => Promise<unknown>;
+
+/**
+ * The internal TaskCommandService (proto/platform/task/v1/task_service.proto) the ingress replicas call.
+ * A2A errors travel as values in the result; only transport failures become gRPC errors.
+ */
+@Injectable()
+export class TaskCommandController {
+  private readonly logger = new Logger(TaskCommandController.name);
+
+  constructor(
+    private readonly sendMessage: SendMessageHandler,
+    private readonly cancelTask: CancelTaskHandler,
+    private readonly getTask: GetTaskQuery,
+    private readonly listTasks: ListTasksQuery,
+  ) {}
+
+  handlers(): taskPb.TaskCommandServiceServer {
+    return {
+      sendMessage: this.unary((input, ctx) => this.sendMessage.execute(input, ctx)),
+      getTask: this.unary((input, ctx) => this.getTask.execute(input, ctx)),
+      listTasks: this.unary((input, ctx) => this.listTasks.execute(input, ctx)),
+      cancelTask: this.unary((input, ctx) => this.cancelTask.execute(input, ctx)),
+    };
+  }
+
+  private unary(operation: Operation) {
+    return (
+      call: ServerUnaryCall<taskPb.OperationCall, taskPb.OperationResult>,
+      callback: sendUnaryData<taskPb.OperationResult>,
+    ): void => {
+      this.run(operation, call.request).then((result) => callback(null, result), callback);
+    };
+  }
+
+  private async run(operation: Operation, call: taskPb.OperationCall): Promise<taskPb.OperationResult> {
+    const context = call.context;
+    if (!context?.tenantId || !context.agentId || !context.principalId) {
+      return { error: { reason: 'INVALID_REQUEST', message: 'call context missing', metadata: {}, fieldViolations: [] } };
+    }
+    const ctx: CallContext = {
+      tenantId: context.tenantId,
+      agentId: context.agentId,
+      principalId: context.principalId,
+      binding: context.binding,
+      ...(context.traceparent ? { traceparent: context.traceparent } : {}),
+      ...(context.requestId ? { requestId: context.requestId } : {}),
+    };
+    try {
+      const input: unknown = call.requestJson ? JSON.parse(call.requestJson) : {};
+      return { responseJson: JSON.stringify(await operation(input, ctx)) };
+    } catch (thrown) {
+      const error = asA2aError(thrown);
+      if (error.reason === 'INTERNAL') {
+        this.logger.error(`operation failed: ${thrown instanceof Error ? (thrown.stack ?? thrown.message) : String(thrown)}`);
+      }
+      return {
+        error: {
+          reason: error.reason,
+          message: error.message,
+          metadata: error.metadata,
+          fieldViolations: [...error.fieldViolations],
+        },
+      };
+    }
+  }
+}

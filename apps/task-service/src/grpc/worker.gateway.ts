@@ -1,0 +1,224 @@
+import {
+  status as GrpcStatus,
+  Metadata,
+  type sendUnaryData,
+  type ServerDuplexStream,
+  type ServerUnaryCall,
+} from '@grpc/grpc-js';
+import {
+  A2aError,
+  decodeArtifact,
+  decodeMessage,
+  decodeTaskStatus,
+  workerPb,
+  a2aPb,
+} from '@lib/a2a-protocol';
+import type { TaskServiceConfig } from '@lib/config';
+import { decide, WorkerUpdateRejected, type WorkerUpdate } from '@lib/task-domain';
+import { Inject, Injectable, Logger } from '@nestjs/common';
+import { randomUUID } from 'node:crypto';
+import type { Pool } from 'pg';
+import { AgentDirectory, type WorkerIdentity } from '../agent-directory';
+import { Dispatcher } from '../dispatch/dispatcher';
+import { WorkerSession } from '../dispatch/worker-session';
+import { TaskRepository } from '../task.repository';
+import { PG_POOL, TASK_SERVICE_CONFIG } from '../tokens';
+
+const HELLO_TIMEOUT_MS = 10_000;
+
+type GrpcError = Error & { code: GrpcStatus; metadata?: Metadata };
+
+function grpcError(code: GrpcStatus, reason: string, message: string): GrpcError {
+  const metadata = new Metadata();
+  metadata.set('x-error-reason', reason);
+  return Object.assign(new Error(message), { code, details: message, metadata });
+}
+
+/**
+ * The WorkerService binding (proto/platform/worker/v1/worker.proto): sessions, heartbeats and execution
+ * updates. Every update becomes a domain command on the task stream, fenced by the lease epoch.
+ */
+@Injectable()
+export class WorkerGateway {
+  private readonly logger = new Logger(WorkerGateway.name);
+
+  constructor(
+    @Inject(PG_POOL) private readonly pool: Pool,
+    private readonly tasks: TaskRepository,
+    private readonly agents: AgentDirectory,
+    private readonly dispatcher: Dispatcher,
+    @Inject(TASK_SERVICE_CONFIG) private readonly config: TaskServiceConfig,
+  ) {}
+
+  private readonly sessionsById = new Map<string, WorkerSession>();
+
+  /** The grpc-js implementation of WorkerService. */
+  handlers(): workerPb.WorkerServiceServer {
+    return {
+      connect: (call: ServerDuplexStream<workerPb.WorkerMessage, workerPb.PlatformMessage>) => {
+        void this.openSession(call);
+      },
+      publishUpdate: (
+        call: ServerUnaryCall<workerPb.PublishUpdateRequest, workerPb.PublishUpdateResponse>,
+        callback: sendUnaryData<workerPb.PublishUpdateResponse>,
+      ) => {
+        this.applyUpdate(call.request, call.metadata).then(
+          (version) => callback(null, { version }),
+          (error: unknown) => callback(this.toGrpcError(error)),
+        );
+      },
+    };
+  }
+
+  private async openSession(
+    call: ServerDuplexStream<workerPb.WorkerMessage, workerPb.PlatformMessage>,
+  ): Promise<void> {
+    const identity = await this.authenticate(call.metadata).catch(() => null);
+    if (!identity) {
+      call.destroy(grpcError(GrpcStatus.UNAUTHENTICATED, 'UNAUTHENTICATED', 'invalid worker credential'));
+      return;
+    }
+    let session: WorkerSession | null = null;
+    const helloTimer = setTimeout(() => {
+      if (!session) {
+        call.destroy(grpcError(GrpcStatus.FAILED_PRECONDITION, 'HELLO_REQUIRED', 'no hello received'));
+      }
+    }, HELLO_TIMEOUT_MS);
+    const close = (): void => {
+      clearTimeout(helloTimer);
+      if (session) {
+        this.sessionsById.delete(session.workerId);
+        this.dispatcher.detach(session);
+        session = null;
+      }
+    };
+    call.on('data', (message: workerPb.WorkerMessage) => {
+      if (message.hello && !session) {
+        clearTimeout(helloTimer);
+        session = new WorkerSession(
+          randomUUID(),
+          identity.tenantId,
+          identity.agentId,
+          Math.max(1, Math.min(message.hello.maxConcurrentTasks || 1, 1_000)),
+          call,
+        );
+        this.sessionsById.set(session.workerId, session);
+        session.send({
+          welcome: {
+            workerId: session.workerId,
+            tenantId: identity.tenantId,
+            agentId: identity.agentId,
+            heartbeatIntervalMs: this.config.HEARTBEAT_INTERVAL_MS,
+            leaseTtlMs: this.config.LEASE_TTL_MS,
+          },
+        });
+        this.logger.log(`worker ${session.workerId} (${message.hello.identity}) serves ${identity.agentId}`);
+        this.dispatcher.attach(session);
+      } else if (message.heartbeat && session) {
+        void this.renewLeases(session, message.heartbeat.leases);
+      }
+    });
+    call.on('end', () => {
+      close();
+      call.end();
+    });
+    call.on('error', close);
+    call.on('cancelled', close);
+    call.on('close', close);
+  }
+
+  /** Extends every lease the worker still holds; tells it about the ones it lost. */
+  private async renewLeases(session: WorkerSession, leases: workerPb.LeaseRef[]): Promise<void> {
+    for (const lease of leases) {
+      const renewed = await this.pool
+        .query(
+          `UPDATE ops.task_work SET lease_expires_at = now() + make_interval(secs => $5::double precision / 1000)
+            WHERE tenant_id = $1 AND task_id = $2 AND agent_id = $3 AND lease_epoch = $4
+              AND status = 'leased'`,
+          [session.tenantId, lease.taskId, session.agentId, lease.leaseEpoch, this.config.LEASE_TTL_MS],
+        )
+        .catch(() => null);
+      if (renewed && renewed.rowCount === 0) {
+        session.send({
+          leaseRevoked: { taskId: lease.taskId, leaseEpoch: lease.leaseEpoch, reason: 'lease lost' },
+        });
+        this.dispatcher.released(session, lease.taskId);
+      } else if (renewed) {
+        session.inflight.set(lease.taskId, lease.leaseEpoch);
+      }
+    }
+  }
+
+  private async applyUpdate(request: workerPb.PublishUpdateRequest, metadata: Metadata): Promise<number> {
+    const identity = await this.authenticate(metadata);
+    if (!identity) {
+      throw grpcError(GrpcStatus.UNAUTHENTICATED, 'UNAUTHENTICATED', 'invalid worker credential');
+    }
+    const update = toWorkerUpdate(request);
+    const workerId = String(metadata.get('x-worker-id')[0] ?? identity.credentialId);
+    const command = {
+      type: 'ApplyWorkerUpdate' as const,
+      leaseEpoch: request.leaseEpoch,
+      update,
+      now: new Date(),
+    };
+    const { after } = await this.tasks.execute(
+      identity.tenantId,
+      request.taskId,
+      (state) => {
+        if (state.status === 'present' && state.agentId !== identity.agentId) {
+          throw new WorkerUpdateRejected('LEASE_LOST', 'the task belongs to another agent');
+        }
+        return decide(command, state);
+      },
+      { actor: { kind: 'agent-worker', id: workerId }, binding: 'worker' },
+    );
+    if (after.status === 'present' && after.lease?.epoch !== request.leaseEpoch) {
+      const session = this.sessionsById.get(workerId);
+      if (session) {
+        this.dispatcher.released(session, request.taskId);
+      }
+    }
+    return after.version;
+  }
+
+  private async authenticate(metadata: Metadata): Promise<WorkerIdentity | null> {
+    const header = String(metadata.get('authorization')[0] ?? '');
+    const match = /^Bearer\s+(.+)$/i.exec(header);
+    return match?.[1] ? this.agents.authenticateWorker(match[1]) : null;
+  }
+
+  private toGrpcError(error: unknown): GrpcError {
+    if ((error as GrpcError).code !== undefined && (error as GrpcError).metadata) {
+      return error as GrpcError;
+    }
+    if (error instanceof WorkerUpdateRejected) {
+      const code = error.reason === 'LEASE_LOST' ? GrpcStatus.FAILED_PRECONDITION : GrpcStatus.INVALID_ARGUMENT;
+      return grpcError(code, error.reason, error.message);
+    }
+    if (error instanceof A2aError && error.reason === 'INVALID_PARAMS') {
+      return grpcError(GrpcStatus.INVALID_ARGUMENT, 'INVALID_UPDATE', error.message);
+    }
+    this.logger.error(`worker update failed: ${String(error)}`);
+    return grpcError(GrpcStatus.INTERNAL, 'INTERNAL', 'internal error');
+  }
+}
+
+/** Validates a worker's update with the same ProtoJSON rules as client input. */
+function toWorkerUpdate(request: workerPb.PublishUpdateRequest): WorkerUpdate {
+  if (request.status) {
+    return { kind: 'status', status: decodeTaskStatus(a2aPb.TaskStatus.toJSON(request.status)) };
+  }
+  if (request.message) {
+    return { kind: 'message', message: decodeMessage(a2aPb.Message.toJSON(request.message)) };
+  }
+  if (request.artifact?.artifact) {
+    return {
+      kind: 'artifact',
+      artifact: decodeArtifact(a2aPb.Artifact.toJSON(request.artifact.artifact)),
+      append: request.artifact.append,
+      lastChunk: request.artifact.lastChunk,
+    };
+  }
+  throw new WorkerUpdateRejected('INVALID_UPDATE', 'the update carries no status, message or artifact');
+}

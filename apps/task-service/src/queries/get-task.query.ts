@@ -1,0 +1,16 @@
+import { applyHistoryLength, decodeGetTaskRequest, type Task } from '@lib/a2a-protocol';
+import { Injectable } from '@nestjs/common';
+import type { CallContext } from '../call-context';
+import { TaskViews } from './task-views';
+
+/** GetTask (spec digest §10.5 for historyLength). */
+@Injectable()
+export class GetTaskQuery {
+  constructor(private readonly views: TaskViews) {}
+
+  async execute(input: unknown, ctx: CallContext): Promise<Task> {
+    const request = decodeGetTaskRequest(input);
+    const record = await this.views.get(ctx, request.id);
+    return applyHistoryLength(record.task, request.historyLength);
+  }
+}

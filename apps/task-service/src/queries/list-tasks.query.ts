@@ -1,0 +1,14 @@
+import { decodeListTasksRequest, type ListTasksResponse } from '@lib/a2a-protocol';
+import { Injectable } from '@nestjs/common';
+import type { CallContext } from '../call-context';
+import { TaskViews } from './task-views';
+
+/** ListTasks (spec digest §10.7). */
+@Injectable()
+export class ListTasksQuery {
+  constructor(private readonly views: TaskViews) {}
+
+  execute(input: unknown, ctx: CallContext): Promise<ListTasksResponse> {
+    return this.views.list(ctx, decodeListTasksRequest(input));
+  }
+}

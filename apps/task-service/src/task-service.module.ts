@@ -1,0 +1,60 @@
+import { loadConfig, postgresSchema, taskServiceSchema, type TaskServiceConfig } from '@lib/config';
+import { createPool } from '@lib/event-store';
+import { Inject, Module, type DynamicModule, type OnApplicationShutdown } from '@nestjs/common';
+import type { Pool } from 'pg';
+import { AgentDirectory } from './agent-directory';
+import { CancelTaskHandler } from './commands/cancel-task.handler';
+import { SendMessageHandler } from './commands/send-message.handler';
+import { Dispatcher } from './dispatch/dispatcher';
+import { LeaseSweeper } from './dispatch/lease-sweeper';
+import { GrpcServers } from './grpc/grpc-servers';
+import { TaskCommandController } from './grpc/task-command.controller';
+import { WorkerGateway } from './grpc/worker.gateway';
+import { NoticeBus } from './notice-bus';
+import { GetTaskQuery } from './queries/get-task.query';
+import { ListTasksQuery } from './queries/list-tasks.query';
+import { TaskViews } from './queries/task-views';
+import { TaskRepository } from './task.repository';
+import { PG_POOL, TASK_SERVICE_CONFIG } from './tokens';
+
+export function taskServiceConfigFromEnv(): TaskServiceConfig {
+  return loadConfig(postgresSchema.merge(taskServiceSchema));
+}
+
+/** Closes the pool last, after every provider that uses it has stopped. */
+class PoolCloser implements OnApplicationShutdown {
+  constructor(@Inject(PG_POOL) private readonly pool: Pool) {}
+
+  async onApplicationShutdown(): Promise<void> {
+    await this.pool.end();
+  }
+}
+
+/** Composition root of the task-service: the write side, workers' gRPC API, dispatch and leases. */
+@Module({})
+export class TaskServiceModule {
+  static forRoot(config: TaskServiceConfig): DynamicModule {
+    return {
+      module: TaskServiceModule,
+      providers: [
+        { provide: TASK_SERVICE_CONFIG, useValue: config },
+        { provide: PG_POOL, useFactory: () => createPool(config.POSTGRES_URL, config.POSTGRES_POOL_SIZE) },
+        PoolCloser,
+        NoticeBus,
+        TaskRepository,
+        TaskViews,
+        AgentDirectory,
+        SendMessageHandler,
+        CancelTaskHandler,
+        GetTaskQuery,
+        ListTasksQuery,
+        Dispatcher,
+        LeaseSweeper,
+        WorkerGateway,
+        TaskCommandController,
+        GrpcServers,
+      ],
+      exports: [GrpcServers, PG_POOL],
+    };
+  }
+}

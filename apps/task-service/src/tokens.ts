@@ -1,0 +1,4 @@
+/** Injection token of the Postgres pool. */
+export const PG_POOL = Symbol('PG_POOL');
+/** Injection token of the task-service configuration. */
+export const TASK_SERVICE_CONFIG = Symbol('TASK_SERVICE_CONFIG');

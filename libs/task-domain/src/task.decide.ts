@@ -1,0 +1,236 @@
+import {
+  A2aError,
+  invalidParams,
+  isInterruptedState,
+  isTerminalState,
+  taskNotFound,
+  type Message,
+  type TaskStatus,
+} from '@lib/a2a-protocol';
+import type { TaskCommand, WorkerUpdate } from './task.commands';
+import { WorkerUpdateRejected } from './task.errors';
+import type { TaskEvent } from './task.events';
+import { assertNever, type PresentTask, type TaskAggregate } from './task.state';
+import { canTransition } from './task.transitions';
+
+/**
+ * Decides which events a command produces on the current state. Pure: no I/O, no clock, no randomness
+ * (time and ids arrive in the command). Throws `A2aError` / `WorkerUpdateRejected` when an invariant breaks.
+ */
+export function decide(command: TaskCommand, state: TaskAggregate): TaskEvent[] {
+  switch (command.type) {
+    case 'SubmitTask':
+      if (state.status === 'present') {
+        throw new A2aError('INTERNAL', `task ${command.taskId} already exists`);
+      }
+      return [
+        {
+          type: 'TaskSubmitted',
+          data: {
+            taskId: command.taskId,
+            contextId: command.contextId,
+            agentId: command.agentId,
+            ownerId: command.ownerId,
+            message: { ...command.message, taskId: command.taskId, contextId: command.contextId },
+            ...(command.metadata ? { metadata: command.metadata } : {}),
+            submittedAt: command.now.toISOString(),
+          },
+        },
+      ];
+    case 'AppendUserMessage':
+      return appendUserMessage(
+        command.message,
+        command.now,
+        present(state, command.message.taskId),
+      );
+    case 'GrantLease': {
+      const task = present(state);
+      if (task.work !== 'queued' || isTerminalState(task.task.status.state)) {
+        return [];
+      }
+      return [
+        {
+          type: 'TaskLeaseGranted',
+          data: {
+            leaseEpoch: task.lastLeaseEpoch + 1,
+            workerId: command.workerId,
+            expiresAt: new Date(command.now.getTime() + command.leaseTtlMs).toISOString(),
+            attempt: task.attempt,
+          },
+        },
+      ];
+    }
+    case 'ApplyWorkerUpdate':
+      return applyWorkerUpdate(command.leaseEpoch, command.update, command.now, state);
+    case 'RequestCancel': {
+      const task = present(state);
+      const current = task.task.status.state;
+      if (isTerminalState(current)) {
+        throw new A2aError('TASK_NOT_CANCELABLE', `task ${task.task.id} is ${current}`, {
+          taskId: task.task.id,
+          state: current,
+        });
+      }
+      if (task.work === 'leased') {
+        if (task.cancel) {
+          return [];
+        }
+        return [
+          {
+            type: 'TaskCancelRequested',
+            data: {
+              requestedBy: command.requestedBy,
+              deadline: new Date(command.now.getTime() + command.cancelGraceMs).toISOString(),
+              ...(command.metadata ? { metadata: command.metadata } : {}),
+            },
+          },
+        ];
+      }
+      return [statusEvent({ state: 'TASK_STATE_CANCELED', timestamp: command.now.toISOString() })];
+    }
+    case 'ExpireLease': {
+      if (state.status === 'absent' || state.lease?.epoch !== command.leaseEpoch) {
+        return [];
+      }
+      const expired: TaskEvent = {
+        type: 'TaskLeaseExpired',
+        data: { leaseEpoch: state.lease.epoch, workerId: state.lease.workerId },
+      };
+      const at = command.now.toISOString();
+      if (state.cancel) {
+        return [expired, statusEvent({ state: 'TASK_STATE_CANCELED', timestamp: at })];
+      }
+      if (
+        command.policy.onLeaseLost === 'redispatch' &&
+        state.attempt < command.policy.maxAttempts
+      ) {
+        return [expired];
+      }
+      const message: Message = {
+        messageId: command.messageId,
+        taskId: state.task.id,
+        contextId: state.task.contextId,
+        role: 'ROLE_AGENT',
+        parts: [{ text: 'The agent worker stopped responding before the task finished.' }],
+      };
+      return [expired, statusEvent({ state: 'TASK_STATE_FAILED', message, timestamp: at })];
+    }
+    case 'EnforceCancelDeadline': {
+      if (state.status === 'absent' || !state.cancel || isTerminalState(state.task.status.state)) {
+        return [];
+      }
+      if (command.now.getTime() < Date.parse(state.cancel.deadline)) {
+        return [];
+      }
+      return [statusEvent({ state: 'TASK_STATE_CANCELED', timestamp: command.now.toISOString() })];
+    }
+    default:
+      return assertNever(command);
+  }
+}
+
+function present(state: TaskAggregate, taskId = ''): PresentTask {
+  if (state.status === 'absent') {
+    throw taskNotFound(taskId);
+  }
+  return state;
+}
+
+function appendUserMessage(message: Message, now: Date, task: PresentTask): TaskEvent[] {
+  const { id, contextId } = task.task;
+  const current = task.task.status.state;
+  if (isTerminalState(current)) {
+    throw new A2aError(
+      'UNSUPPORTED_OPERATION',
+      `task ${id} is ${current} and accepts no further messages`,
+      { taskId: id, state: current },
+    );
+  }
+  if (message.contextId !== undefined && message.contextId !== contextId) {
+    throw invalidParams([
+      {
+        field: 'message.contextId',
+        description: `does not match the context ${contextId} of task ${id}`,
+      },
+    ]);
+  }
+  if (!isInterruptedState(current)) {
+    throw new A2aError(
+      'UNSUPPORTED_OPERATION',
+      `task ${id} is ${current}; messages are accepted while it waits for input`,
+      { taskId: id, state: current },
+    );
+  }
+  return [
+    { type: 'UserMessageAppended', data: { message: { ...message, taskId: id, contextId } } },
+    statusEvent({ state: 'TASK_STATE_WORKING', timestamp: now.toISOString() }),
+  ];
+}
+
+function applyWorkerUpdate(
+  leaseEpoch: number,
+  update: WorkerUpdate,
+  now: Date,
+  state: TaskAggregate,
+): TaskEvent[] {
+  if (state.status === 'absent' || state.lease?.epoch !== leaseEpoch) {
+    throw new WorkerUpdateRejected('LEASE_LOST', `lease epoch ${leaseEpoch} is not current`);
+  }
+  const { id: taskId, contextId } = state.task;
+  switch (update.kind) {
+    case 'status': {
+      const from = state.task.status.state;
+      const to = update.status.state;
+      if (!canTransition(from, to)) {
+        throw new WorkerUpdateRejected('INVALID_TRANSITION', `${from} cannot become ${to}`);
+      }
+      const message = update.status.message;
+      if (message && message.role !== 'ROLE_AGENT') {
+        throw new WorkerUpdateRejected('INVALID_UPDATE', 'a status message must have ROLE_AGENT');
+      }
+      const reported = statusEvent({
+        state: to,
+        ...(message ? { message: { ...message, taskId, contextId } } : {}),
+        timestamp: now.toISOString(),
+      });
+      // A worker that pauses for input while a cancel is pending has stopped working: the cancel wins.
+      if (state.cancel && isInterruptedState(to)) {
+        return [reported, statusEvent({ state: 'TASK_STATE_CANCELED', timestamp: now.toISOString() })];
+      }
+      return [reported];
+    }
+    case 'message':
+      if (update.message.role !== 'ROLE_AGENT') {
+        throw new WorkerUpdateRejected('INVALID_UPDATE', 'an agent message must have ROLE_AGENT');
+      }
+      return [
+        {
+          type: 'AgentMessageAppended',
+          data: { message: { ...update.message, taskId, contextId } },
+        },
+      ];
+    case 'artifact': {
+      const known = (state.task.artifacts ?? []).some(
+        (a) => a.artifactId === update.artifact.artifactId,
+      );
+      if (update.append && !known) {
+        throw new WorkerUpdateRejected(
+          'INVALID_UPDATE',
+          `cannot append to unknown artifact ${update.artifact.artifactId}`,
+        );
+      }
+      return [
+        {
+          type: 'ArtifactChunkAppended',
+          data: { artifact: update.artifact, append: update.append, lastChunk: update.lastChunk },
+        },
+      ];
+    }
+    default:
+      return assertNever(update);
+  }
+}
+
+function statusEvent(status: TaskStatus): TaskEvent {
+  return { type: 'TaskStatusUpdated', data: { status } };
+}

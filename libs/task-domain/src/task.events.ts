@@ -1,0 +1,85 @@
+import type { Artifact, JsonObject, Message, TaskStatus } from '@lib/a2a-protocol';
+
+/**
+ * The task stream's events. Names are contracts: never renamed, only versioned (see README.md).
+ * Where A2A names the fact (status, message, artifact chunk) the payload mirrors the protocol field-for-field.
+ */
+export type TaskEvent =
+  | TaskSubmitted
+  | UserMessageAppended
+  | TaskStatusUpdated
+  | AgentMessageAppended
+  | ArtifactChunkAppended
+  | TaskCancelRequested
+  | TaskLeaseGranted
+  | TaskLeaseExpired;
+
+export type TaskEventType = TaskEvent['type'];
+
+export interface TaskSubmitted {
+  type: 'TaskSubmitted';
+  data: {
+    taskId: string;
+    contextId: string;
+    agentId: string;
+    /** Principal that created the task (its owner). */
+    ownerId: string;
+    /** The first user message, with taskId and contextId filled in. */
+    message: Message;
+    /** Request-level metadata of the SendMessageRequest. */
+    metadata?: JsonObject;
+    submittedAt: string;
+  };
+}
+
+/** A client message continuing an interrupted task. */
+export interface UserMessageAppended {
+  type: 'UserMessageAppended';
+  data: { message: Message };
+}
+
+export interface TaskStatusUpdated {
+  type: 'TaskStatusUpdated';
+  data: { status: TaskStatus; metadata?: JsonObject };
+}
+
+/** An agent message that is not a status message; it joins the task history. */
+export interface AgentMessageAppended {
+  type: 'AgentMessageAppended';
+  data: { message: Message };
+}
+
+export interface ArtifactChunkAppended {
+  type: 'ArtifactChunkAppended';
+  data: { artifact: Artifact; append: boolean; lastChunk: boolean; metadata?: JsonObject };
+}
+
+export interface TaskCancelRequested {
+  type: 'TaskCancelRequested';
+  data: { requestedBy: string; deadline: string; metadata?: JsonObject };
+}
+
+export interface TaskLeaseGranted {
+  type: 'TaskLeaseGranted';
+  data: { leaseEpoch: number; workerId: string; expiresAt: string; attempt: number };
+}
+
+export interface TaskLeaseExpired {
+  type: 'TaskLeaseExpired';
+  data: { leaseEpoch: number; workerId: string };
+}
+
+/** Registered event type names; a name here is never changed. */
+export const TASK_EVENT_TYPES = [
+  'TaskSubmitted',
+  'UserMessageAppended',
+  'TaskStatusUpdated',
+  'AgentMessageAppended',
+  'ArtifactChunkAppended',
+  'TaskCancelRequested',
+  'TaskLeaseGranted',
+  'TaskLeaseExpired',
+] as const satisfies readonly TaskEventType[];
+
+/** Schema version of every event type written by this code. */
+export const TASK_EVENT_SCHEMA_VERSION = 1;

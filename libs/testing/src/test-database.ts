@@ -1,0 +1,34 @@
+import { loadConfig, testSchema } from '@lib/config';
+import { createPool, migrate } from '@lib/event-store';
+import { randomBytes } from 'node:crypto';
+import { Pool } from 'pg';
+
+export interface TestDatabase {
+  url: string;
+  pool: Pool;
+  /** Closes the pool and drops the database. */
+  drop(): Promise<void>;
+}
+
+/** A fresh, migrated database of its own for one spec file (isolation per file). */
+export async function createTestDatabase(prefix: string): Promise<TestDatabase> {
+  const admin = new URL(loadConfig(testSchema).TEST_POSTGRES_URL);
+  const name = `a2a_test_${prefix.replace(/[^a-z0-9]/gi, '_').toLowerCase()}_${randomBytes(4).toString('hex')}`;
+  const url = new URL(admin.toString());
+  url.pathname = `/${name}`;
+  await migrate(url.toString());
+  const pool = createPool(url.toString(), 10);
+  return {
+    url: url.toString(),
+    pool,
+    async drop() {
+      await pool.end();
+      const adminPool = new Pool({ connectionString: admin.toString(), max: 1 });
+      try {
+        await adminPool.query(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`);
+      } finally {
+        await adminPool.end();
+      }
+    },
+  };
+}

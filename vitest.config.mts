@@ -1,0 +1,44 @@
+import swc from 'unplugin-swc';
+import { defineConfig } from 'vitest/config';
+
+// SWC compiles the TypeScript (with decorator metadata, which Nest's DI needs); Vite's own transform is off.
+const shared = {
+  plugins: [swc.vite({ module: { type: 'es6' } })],
+  oxc: false as const,
+  resolve: { tsconfigPaths: true },
+};
+
+export default defineConfig({
+  test: {
+    projects: [
+      {
+        ...shared,
+        test: {
+          name: 'unit',
+          include: ['apps/**/*.unit.spec.ts', 'libs/**/*.unit.spec.ts'],
+          testTimeout: 5_000,
+        },
+      },
+      {
+        ...shared,
+        test: {
+          name: 'int',
+          include: ['apps/**/*.int.spec.ts', 'libs/**/*.int.spec.ts'],
+          testTimeout: 30_000,
+          hookTimeout: 60_000,
+          fileParallelism: false,
+        },
+      },
+      {
+        ...shared,
+        test: {
+          name: 'e2e',
+          include: ['test/e2e/**/*.e2e.spec.ts'],
+          testTimeout: 120_000,
+          hookTimeout: 180_000,
+          fileParallelism: false,
+        },
+      },
+    ],
+  },
+});
