@@ -18,12 +18,12 @@ export async function seedDemoTenant(pool: Pool, config: DemoConfig): Promise<vo
     tenantId: config.DEMO_TENANT,
     displayName: 'Demo tenant',
     apiKeys: [{ keyId: `${config.DEMO_TENANT}-default`, principalId: 'demo-user', secret: config.A2A_DEMO_API_KEY }],
-    workerSecret: config.A2A_DEMO_WORKER_SECRET,
     agents: EXAMPLE_AGENTS.map((agentId) => ({
       agentId,
       profile: AGENT_PROFILES[agentId],
       onLeaseLost: 'redispatch',
       maxAttempts: 3,
+      workerSecret: demoWorkerSecret(config, agentId),
     })),
   });
 }

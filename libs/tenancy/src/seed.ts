@@ -14,6 +14,8 @@ export interface AgentSeed {
   profile: AgentProfile;
   onLeaseLost?: 'redispatch' | 'fail';
   maxAttempts?: number;
+  /** Secret of the worker credential bound to (tenant, this agent). */
+  workerSecret: string;
 }
 
 export interface TenantSeed {
@@ -21,8 +23,6 @@ export interface TenantSeed {
   displayName: string;
   apiKeys: { keyId: string; principalId: string; secret: string }[];
   agents: AgentSeed[];
-  /** One worker credential per agent. */
-  workerSecret: string;
 }
 
 /** Creates or updates a tenant with its agents, API keys and worker credentials (idempotent). */
@@ -64,7 +64,7 @@ export async function seedTenant(pool: Pool, seed: TenantSeed): Promise<void> {
           `${seed.tenantId}/${agent.agentId}/default`,
           seed.tenantId,
           agent.agentId,
-          hashSecret(`${seed.workerSecret}:${agent.agentId}`),
+          hashSecret(agent.workerSecret),
         ],
       );
     }

@@ -1,1 +1,2 @@
+export * from './raw-worker';
 export * from './test-database';

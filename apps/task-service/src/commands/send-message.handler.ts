@@ -106,7 +106,7 @@ export class SendMessageHandler {
     message: Message,
   ): Promise<string | null> {
     await client.query('SELECT pg_advisory_xact_lock(hashtextextended($1, 0))', [
-      `${ctx.tenantId}\u0000${ctx.principalId}\u0000${message.messageId}`,
+      JSON.stringify([ctx.tenantId, ctx.principalId, message.messageId]),
     ]);
     const found = await client.query<{ task_id: string }>(
       `SELECT task_id FROM ops.message_ids

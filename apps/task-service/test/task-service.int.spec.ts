@@ -1,0 +1,308 @@
+import type { INestApplicationContext } from '@nestjs/common';
+import type { ListTasksResponse, SendMessageResponse, Task } from '@lib/a2a-protocol';
+import { createTestDatabase, RawWorker, workerErrorReason, type TestDatabase } from '@lib/testing';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { diffRebuiltTaskView, rebuildTaskView } from '../src/projections/task-view.rebuild';
+import {
+  CommandClient,
+  eventually,
+  seedTestTenant,
+  startReplica,
+  userMessage,
+  workerSecret,
+  type Caller,
+} from './task-service.harness';
+
+const alice: Caller = { tenantId: 'acme', agentId: 'echo', principalId: 'alice' };
+const bob: Caller = { tenantId: 'acme', agentId: 'echo', principalId: 'bob' };
+const mallory: Caller = { tenantId: 'evil', agentId: 'echo', principalId: 'mallory' };
+/** The same caller on an agent no worker serves: its tasks stay queued and disturb no other test. */
+const idle = (caller: Caller): Caller => ({ ...caller, agentId: 'lonely' });
+const fragile: Caller = { tenantId: 'acme', agentId: 'fragile', principalId: 'alice' };
+
+const taskOf = (r: SendMessageResponse): Task => {
+  if (!('task' in r)) {
+    throw new Error('expected a task');
+  }
+  return r.task;
+};
+
+describe('task-service against real Postgres and gRPC', () => {
+  let db: TestDatabase;
+  let replica: Awaited<ReturnType<typeof startReplica>>;
+  let other: Awaited<ReturnType<typeof startReplica>>;
+  let commands: CommandClient;
+  const workers: RawWorker[] = [];
+  const apps: INestApplicationContext[] = [];
+
+  const worker = async (agentId = 'echo', target = replica.workerTarget): Promise<RawWorker> => {
+    const w = new RawWorker(target, workerSecret(agentId));
+    workers.push(w);
+    await w.connect();
+    return w;
+  };
+
+  beforeAll(async () => {
+    db = await createTestDatabase('task_service');
+    await seedTestTenant(db, 'acme', [
+      { agentId: 'echo', onLeaseLost: 'redispatch', maxAttempts: 3 },
+      { agentId: 'fragile', onLeaseLost: 'fail' },
+      { agentId: 'lonely' },
+    ]);
+    await seedTestTenant(db, 'evil', [{ agentId: 'echo' }]);
+    replica = await startReplica(db);
+    other = await startReplica(db);
+    apps.push(replica.app, other.app);
+    commands = new CommandClient(replica.commandTarget);
+  });
+
+  afterAll(async () => {
+    workers.forEach((w) => w.vanish());
+    commands.close();
+    await Promise.all(apps.map((app) => app.close()));
+    await db.drop();
+  });
+
+  it('accepts a message durably, hands it to a worker and projects what the worker reports', async () => {
+    const w = await worker();
+    const sent = taskOf(
+      await commands.call('sendMessage', alice, {
+        message: userMessage('hello'),
+        configuration: { returnImmediately: true },
+      }),
+    );
+    expect(sent.status.state).toBe('TASK_STATE_SUBMITTED');
+    const job = await w.nextAssignment();
+    expect(job.taskId).toBe(sent.id);
+    expect(job.leaseEpoch).toBe(1);
+    expect(job.attempt).toBe(1);
+    expect(job.message?.parts[0]?.text).toBe('hello');
+    await w.publishStatus(job.taskId, job.leaseEpoch, { state: 'TASK_STATE_WORKING' });
+    await w.publishArtifact(job.taskId, job.leaseEpoch, { artifactId: 'a1', parts: [{ text: 'hel' }] }, false, false);
+    await w.publishArtifact(job.taskId, job.leaseEpoch, { artifactId: 'a1', parts: [{ text: 'lo' }] }, true, true);
+    await w.publishStatus(job.taskId, job.leaseEpoch, { state: 'TASK_STATE_COMPLETED' });
+    const task = await commands.call<Task>('getTask', alice, { id: sent.id });
+    expect(task.status.state).toBe('TASK_STATE_COMPLETED');
+    expect(task.artifacts).toEqual([{ artifactId: 'a1', parts: [{ text: 'hel' }, { text: 'lo' }] }]);
+    expect(task.history?.map((m) => m.parts[0]?.text)).toEqual(['hello']);
+    w.disconnect();
+  });
+
+  it('blocks SendMessage until the task is terminal (§10.4)', async () => {
+    const w = await worker();
+    const pending = commands.call<SendMessageResponse>('sendMessage', alice, { message: userMessage('block') });
+    const job = await w.nextAssignment();
+    await w.publishStatus(job.taskId, job.leaseEpoch, { state: 'TASK_STATE_COMPLETED' });
+    const task = taskOf(await pending);
+    expect(task.id).toBe(job.taskId);
+    expect(task.status.state).toBe('TASK_STATE_COMPLETED');
+    w.disconnect();
+  });
+
+  it('creates one task for the same messageId sent twice by the same caller', async () => {
+    const message = userMessage('once');
+    const [a, b] = await Promise.all([
+      commands.call<SendMessageResponse>('sendMessage', idle(alice), { message, configuration: { returnImmediately: true } }),
+      commands.call<SendMessageResponse>('sendMessage', idle(alice), { message, configuration: { returnImmediately: true } }),
+    ]);
+    expect(taskOf(a).id).toBe(taskOf(b).id);
+    const submitted = await db.pool.query(
+      `SELECT count(*)::int AS n FROM events.messages WHERE event_type = 'TaskSubmitted' AND data->'message'->>'messageId' = $1`,
+      [message.messageId],
+    );
+    expect(submitted.rows[0].n).toBe(1);
+    // The same messageId from another caller is another message.
+    const fromBob = taskOf(
+      await commands.call('sendMessage', idle(bob), { message, configuration: { returnImmediately: true } }),
+    );
+    expect(fromBob.id).not.toBe(taskOf(a).id);
+  });
+
+  it('continues an INPUT_REQUIRED task with a new assignment on the same task (§10.3)', async () => {
+    const w = await worker();
+    const pending = commands.call<SendMessageResponse>('sendMessage', alice, { message: userMessage('hi') });
+    const first = await w.nextAssignment();
+    await w.publishStatus(first.taskId, first.leaseEpoch, {
+      state: 'TASK_STATE_INPUT_REQUIRED',
+      message: { messageId: 'q1', role: 'ROLE_AGENT', parts: [{ text: 'Your name?' }] },
+    });
+    const asked = taskOf(await pending);
+    expect(asked.status.state).toBe('TASK_STATE_INPUT_REQUIRED');
+    const answer = commands.call<SendMessageResponse>('sendMessage', alice, {
+      message: userMessage('Ada', { taskId: asked.id, contextId: asked.contextId }),
+    });
+    const second = await w.nextAssignment();
+    expect(second.taskId).toBe(asked.id);
+    expect(second.leaseEpoch).toBe(2);
+    expect(second.message?.parts[0]?.text).toBe('Ada');
+    await w.publishStatus(second.taskId, second.leaseEpoch, { state: 'TASK_STATE_COMPLETED' });
+    const done = taskOf(await answer);
+    expect(done.status.state).toBe('TASK_STATE_COMPLETED');
+    expect(done.history?.map((m) => m.parts[0]?.text)).toEqual(['hi', 'Your name?', 'Ada']);
+    w.disconnect();
+  });
+
+  it('re-dispatches the task of a vanished worker and fences its stale updates', async () => {
+    const a = await worker();
+    const sent = taskOf(
+      await commands.call('sendMessage', alice, { message: userMessage('fragile work'), configuration: { returnImmediately: true } }),
+    );
+    const lost = await a.nextAssignment();
+    expect(lost.taskId).toBe(sent.id);
+    await a.publishStatus(lost.taskId, lost.leaseEpoch, { state: 'TASK_STATE_WORKING' });
+    a.vanish();
+    const b = await worker();
+    const again = await b.nextAssignment(5_000);
+    expect(again.taskId).toBe(sent.id);
+    expect(again.leaseEpoch).toBe(lost.leaseEpoch + 1);
+    expect(again.attempt).toBe(2);
+    const stale = new RawWorker(replica.workerTarget, workerSecret('echo'));
+    workers.push(stale);
+    const rejected = await stale.publishStatus(lost.taskId, lost.leaseEpoch, { state: 'TASK_STATE_COMPLETED' }).catch((e: unknown) => e);
+    expect(workerErrorReason(rejected)).toBe('LEASE_LOST');
+    await b.publishStatus(again.taskId, again.leaseEpoch, { state: 'TASK_STATE_COMPLETED' });
+    const task = await commands.call<Task>('getTask', alice, { id: sent.id });
+    expect(task.status.state).toBe('TASK_STATE_COMPLETED');
+    b.disconnect();
+  });
+
+  it('keeps a lease alive while the worker heart-beats past the TTL', async () => {
+    const w = await worker();
+    const sent = taskOf(
+      await commands.call('sendMessage', alice, { message: userMessage('long'), configuration: { returnImmediately: true } }),
+    );
+    const job = await w.nextAssignment();
+    expect(job.taskId).toBe(sent.id);
+    for (let i = 0; i < 10; i++) {
+      w.heartbeat([{ taskId: job.taskId, leaseEpoch: job.leaseEpoch }]);
+      await new Promise((resolve) => setTimeout(resolve, 200));
+    }
+    await w.publishStatus(job.taskId, job.leaseEpoch, { state: 'TASK_STATE_COMPLETED' });
+    const events = await db.pool.query(
+      `SELECT event_type FROM events.messages WHERE stream_id = $1 ORDER BY stream_version`,
+      [`task:acme:${sent.id}`],
+    );
+    expect(events.rows.map((r: { event_type: string }) => r.event_type)).not.toContain('TaskLeaseExpired');
+    w.disconnect();
+  });
+
+  it('fails the task when the agent policy says so and the worker is lost', async () => {
+    const w = await worker('fragile');
+    const sent = taskOf(
+      await commands.call('sendMessage', fragile, { message: userMessage('x'), configuration: { returnImmediately: true } }),
+    );
+    await w.nextAssignment();
+    w.vanish();
+    const task = await eventually(
+      () => commands.call<Task>('getTask', fragile, { id: sent.id }),
+      (t) => t.status.state !== 'TASK_STATE_SUBMITTED',
+    );
+    expect(task.status.state).toBe('TASK_STATE_FAILED');
+    expect(task.status.message?.role).toBe('ROLE_AGENT');
+  });
+
+  it('delivers a cancel to the worker holding the lease and returns the CANCELED task (§10.8)', async () => {
+    const w = await worker();
+    const sent = taskOf(
+      await commands.call('sendMessage', alice, { message: userMessage('slow'), configuration: { returnImmediately: true } }),
+    );
+    const job = await w.nextAssignment();
+    await w.publishStatus(job.taskId, job.leaseEpoch, { state: 'TASK_STATE_WORKING' });
+    const canceling = commands.call<Task>('cancelTask', alice, { id: sent.id });
+    const cancel = await w.next((m) => m.cancel !== undefined);
+    expect(cancel.cancel).toEqual({ taskId: sent.id, leaseEpoch: job.leaseEpoch });
+    await w.publishStatus(job.taskId, job.leaseEpoch, { state: 'TASK_STATE_CANCELED' });
+    expect((await canceling).status.state).toBe('TASK_STATE_CANCELED');
+    await expect(commands.call('cancelTask', alice, { id: sent.id })).rejects.toMatchObject({
+      reason: 'TASK_NOT_CANCELABLE',
+    });
+    w.disconnect();
+  });
+
+  it('cancels at the deadline when the worker ignores the request, and revokes its lease', async () => {
+    const w = await worker();
+    const sent = taskOf(
+      await commands.call('sendMessage', alice, { message: userMessage('stubborn'), configuration: { returnImmediately: true } }),
+    );
+    const job = await w.nextAssignment();
+    const keepAlive = setInterval(() => w.heartbeat([{ taskId: job.taskId, leaseEpoch: job.leaseEpoch }]), 100);
+    try {
+      const task = await commands.call<Task>('cancelTask', alice, { id: sent.id });
+      expect(task.status.state).toBe('TASK_STATE_CANCELED');
+      const revoked = await w.next((m) => m.leaseRevoked !== undefined);
+      expect(revoked.leaseRevoked?.taskId).toBe(sent.id);
+    } finally {
+      clearInterval(keepAlive);
+    }
+    w.disconnect();
+  });
+
+  it('cancels a task nobody is working on at once', async () => {
+    const sent = taskOf(
+      await commands.call('sendMessage', { ...alice, agentId: 'lonely' }, {
+        message: userMessage('queued'),
+        configuration: { returnImmediately: true },
+      }),
+    );
+    const task = await commands.call<Task>('cancelTask', { ...alice, agentId: 'lonely' }, { id: sent.id });
+    expect(task.status.state).toBe('TASK_STATE_CANCELED');
+    const work = await db.pool.query('SELECT 1 FROM ops.task_work WHERE task_id = $1', [sent.id]);
+    expect(work.rowCount).toBe(0);
+  });
+
+  it('reaches a worker connected to another replica than the one that accepted the message', async () => {
+    const remote = await worker('echo', other.workerTarget);
+    const pending = commands.call<SendMessageResponse>('sendMessage', alice, { message: userMessage('far away') });
+    const job = await remote.nextAssignment();
+    await remote.publishStatus(job.taskId, job.leaseEpoch, { state: 'TASK_STATE_COMPLETED' });
+    expect(taskOf(await pending).status.state).toBe('TASK_STATE_COMPLETED');
+    remote.disconnect();
+  });
+
+  it('hides every task from other tenants and other callers (TaskNotFound)', async () => {
+    const mine = taskOf(
+      await commands.call('sendMessage', { ...alice, agentId: 'lonely' }, {
+        message: userMessage('private'),
+        configuration: { returnImmediately: true },
+      }),
+    );
+    const ghost = { ...mine, id: 'no-such-task' };
+    for (const [caller, id] of [
+      [{ ...mallory, agentId: 'lonely' }, mine.id],
+      [{ ...bob, agentId: 'lonely' }, mine.id],
+      [{ ...alice, agentId: 'echo' }, mine.id],
+      [{ ...alice, agentId: 'lonely' }, ghost.id],
+    ] as const) {
+      const got = await commands.call('getTask', caller, { id }).catch((e: unknown) => e);
+      expect(got).toMatchObject({ reason: 'TASK_NOT_FOUND' });
+      const cancel = await commands.call('cancelTask', caller, { id }).catch((e: unknown) => e);
+      expect(cancel).toMatchObject({ reason: 'TASK_NOT_FOUND' });
+      const cont = await commands
+        .call('sendMessage', caller, { message: userMessage('x', { taskId: id }) })
+        .catch((e: unknown) => e);
+      expect(cont).toMatchObject({ reason: 'TASK_NOT_FOUND' });
+    }
+    const theirs = await commands.call<ListTasksResponse>('listTasks', { ...mallory, agentId: 'lonely' }, {});
+    expect(theirs.tasks.map((t) => t.id)).not.toContain(mine.id);
+  });
+
+  it('rebuilds the task view from the log into exactly the live view', async () => {
+    const report = await rebuildTaskView(db.pool, 'scratch');
+    expect(report.streams).toBeGreaterThan(5);
+    expect(await diffRebuiltTaskView(db.pool)).toEqual({ onlyLive: 0, onlyRebuilt: 0 });
+    // The check can fail: a tampered live row is found.
+    await db.pool.query(`UPDATE read.task_view SET state = 'TASK_STATE_WORKING' WHERE task_id IN (SELECT task_id FROM read.task_view LIMIT 1)`);
+    expect((await diffRebuiltTaskView(db.pool)).onlyLive).toBe(1);
+    await rebuildTaskView(db.pool, 'live');
+    await rebuildTaskView(db.pool, 'scratch');
+    expect(await diffRebuiltTaskView(db.pool)).toEqual({ onlyLive: 0, onlyRebuilt: 0 });
+  });
+
+  it('keeps every task stream gap-free with no duplicate versions', async () => {
+    const gaps = await db.pool.query(
+      `SELECT stream_id, count(*)::int AS n, max(stream_version) AS top FROM events.messages
+        GROUP BY tenant_id, stream_id HAVING count(*) <> max(stream_version)`,
+    );
+    expect(gaps.rows).toEqual([]);
+  });
+});

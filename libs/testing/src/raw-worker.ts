@@ -1,0 +1,137 @@
+import { credentials, Metadata, type ClientDuplexStream, type ServiceError } from '@grpc/grpc-js';
+import { a2aPb, workerPb, type Artifact, type Message, type TaskStatus } from '@lib/a2a-protocol';
+
+/**
+ * A bare WorkerService client for tests: it speaks the worker protocol message by message, so tests can
+ * misbehave on purpose (stop heart-beating, publish with a stale epoch, vanish mid-task).
+ */
+export class RawWorker {
+  private readonly client: workerPb.WorkerServiceClient;
+  private stream: ClientDuplexStream<workerPb.WorkerMessage, workerPb.PlatformMessage> | null = null;
+  private readonly inbox: workerPb.PlatformMessage[] = [];
+  private readonly waiters: (() => void)[] = [];
+  workerId = '';
+  closedWith: ServiceError | null = null;
+
+  constructor(
+    target: string,
+    private readonly secret: string,
+  ) {
+    this.client = new workerPb.WorkerServiceClient(target, credentials.createInsecure());
+  }
+
+  private metadata(): Metadata {
+    const metadata = new Metadata();
+    metadata.set('authorization', `Bearer ${this.secret}`);
+    if (this.workerId) {
+      metadata.set('x-worker-id', this.workerId);
+    }
+    return metadata;
+  }
+
+  /** Opens the session and waits for the welcome. */
+  async connect(maxConcurrentTasks = 4): Promise<workerPb.Welcome> {
+    const stream = this.client.connect(this.metadata());
+    this.stream = stream;
+    stream.on('data', (message: workerPb.PlatformMessage) => {
+      this.inbox.push(message);
+      this.waiters.splice(0).forEach((wake) => wake());
+    });
+    stream.on('error', (error: ServiceError) => {
+      this.closedWith = error;
+      this.waiters.splice(0).forEach((wake) => wake());
+    });
+    stream.write({ hello: { identity: 'raw-test-worker', maxConcurrentTasks } });
+    const welcome = (await this.next((m) => m.welcome !== undefined)).welcome;
+    if (!welcome) {
+      throw new Error('no welcome');
+    }
+    this.workerId = welcome.workerId;
+    return welcome;
+  }
+
+  /** The next platform message matching `match` (messages before it that do not match are kept). */
+  async next(
+    match: (m: workerPb.PlatformMessage) => boolean,
+    timeoutMs = 10_000,
+  ): Promise<workerPb.PlatformMessage> {
+    const deadline = Date.now() + timeoutMs;
+    for (;;) {
+      const index = this.inbox.findIndex(match);
+      if (index >= 0) {
+        return this.inbox.splice(index, 1)[0] as workerPb.PlatformMessage;
+      }
+      if (this.closedWith) {
+        throw this.closedWith;
+      }
+      const left = deadline - Date.now();
+      if (left <= 0) {
+        throw new Error('timed out waiting for a platform message');
+      }
+      await new Promise<void>((resolve) => {
+        this.waiters.push(resolve);
+        setTimeout(resolve, left);
+      });
+    }
+  }
+
+  nextAssignment(timeoutMs?: number): Promise<workerPb.Assignment> {
+    return this.next((m) => m.assignment !== undefined, timeoutMs).then(
+      (m) => m.assignment as workerPb.Assignment,
+    );
+  }
+
+  heartbeat(leases: { taskId: string; leaseEpoch: number }[]): void {
+    this.stream?.write({ heartbeat: { leases } });
+  }
+
+  publishStatus(taskId: string, leaseEpoch: number, status: TaskStatus): Promise<number> {
+    return this.publish({ taskId, leaseEpoch, status: a2aPb.TaskStatus.fromJSON(status) });
+  }
+
+  publishMessage(taskId: string, leaseEpoch: number, message: Message): Promise<number> {
+    return this.publish({ taskId, leaseEpoch, message: a2aPb.Message.fromJSON(message) });
+  }
+
+  publishArtifact(
+    taskId: string,
+    leaseEpoch: number,
+    artifact: Artifact,
+    append = false,
+    lastChunk = true,
+  ): Promise<number> {
+    return this.publish({
+      taskId,
+      leaseEpoch,
+      artifact: { artifact: a2aPb.Artifact.fromJSON(artifact), append, lastChunk },
+    });
+  }
+
+  private publish(request: workerPb.PublishUpdateRequest): Promise<number> {
+    return new Promise((resolve, reject) => {
+      this.client.publishUpdate(request, this.metadata(), (error, response) =>
+        error ? reject(error) : resolve(response.version),
+      );
+    });
+  }
+
+  /** Ends the session the polite way. */
+  disconnect(): void {
+    this.stream?.end();
+    this.stream = null;
+  }
+
+  /** Drops the connection as a crashed worker would. */
+  vanish(): void {
+    this.stream?.cancel();
+    this.stream = null;
+    this.client.close();
+  }
+}
+
+/** The platform's error reason for a failed worker call (trailing metadata `x-error-reason`). */
+export function workerErrorReason(error: unknown): string | undefined {
+  const metadata = (error as Partial<ServiceError>).metadata;
+  const value = metadata?.get('x-error-reason')[0];
+  return value === undefined ? undefined : String(value);
+}
