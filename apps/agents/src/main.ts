@@ -1,0 +1,57 @@
+import { loadConfig, workerSchema } from '@lib/config';
+import { AgentWorker, type AgentExecutor, type ExampleAgentId } from '@lib/worker-sdk';
+import { hostname } from 'node:os';
+import { CountdownAgent } from './countdown.agent';
+import { EchoAgent } from './echo.agent';
+import { InterviewAgent } from './interview.agent';
+
+const AGENTS: Record<ExampleAgentId, () => AgentExecutor> = {
+  echo: () => new EchoAgent(),
+  interview: () => new InterviewAgent(),
+  countdown: () => new CountdownAgent(),
+};
+
+function isAgentId(name: string | undefined): name is ExampleAgentId {
+  return name !== undefined && Object.hasOwn(AGENTS, name);
+}
+
+/** Runs one example agent as a worker: `node dist/apps/agents/src/main.js <echo|interview|countdown>`. */
+async function main(): Promise<number> {
+  const agentId = process.argv[2];
+  if (!isAgentId(agentId)) {
+    console.error(`usage: main.js <${Object.keys(AGENTS).join('|')}>`);
+    return 1;
+  }
+  const config = loadConfig(workerSchema);
+  if (!config.WORKER_SECRET) {
+    console.error('WORKER_SECRET is required: the secret of the worker credential issued for this agent');
+    return 1;
+  }
+  const worker = AgentWorker.create({
+    target: config.WORKER_TARGET,
+    credential: config.WORKER_SECRET,
+    executor: AGENTS[agentId](),
+    maxConcurrentTasks: config.WORKER_CONCURRENCY,
+    identity: `${agentId}@${hostname()}-${process.pid}`,
+  });
+  let signals = 0;
+  const stop = (): void => {
+    signals += 1;
+    if (signals > 1) {
+      process.exit(130);
+    }
+    void worker.shutdown();
+  };
+  process.on('SIGTERM', stop);
+  process.on('SIGINT', stop);
+  await worker.run();
+  return 0;
+}
+
+main().then(
+  (code) => process.exit(code),
+  (error: unknown) => {
+    console.error(`agent worker failed: ${error instanceof Error ? error.message : String(error)}`);
+    process.exit(1);
+  },
+);

@@ -1,0 +1,34 @@
+import { describe, expect, it } from 'vitest';
+import { backoffDelayMs, DEFAULT_BACKOFF, pause } from './backoff';
+
+const middle = (): number => 0.5;
+
+describe('backoffDelayMs', () => {
+  it('doubles from 100 ms and stays at 2 s', () => {
+    const schedule = Array.from({ length: 8 }, (_, attempt) => backoffDelayMs(attempt, DEFAULT_BACKOFF, middle));
+    expect(schedule).toEqual([100, 200, 400, 800, 1_600, 2_000, 2_000, 2_000]);
+  });
+
+  it('spreads each delay by at most ±20 %', () => {
+    expect(backoffDelayMs(0, DEFAULT_BACKOFF, () => 0)).toBe(80);
+    expect(backoffDelayMs(0, DEFAULT_BACKOFF, () => 0.999_999)).toBe(120);
+    expect(backoffDelayMs(10, DEFAULT_BACKOFF, () => 0)).toBe(1_600);
+    expect(backoffDelayMs(10, DEFAULT_BACKOFF, () => 0.999_999)).toBe(2_400);
+  });
+
+  it('treats a negative attempt as the first one and never overflows', () => {
+    expect(backoffDelayMs(-3, DEFAULT_BACKOFF, middle)).toBe(100);
+    expect(backoffDelayMs(10_000, DEFAULT_BACKOFF, middle)).toBe(2_000);
+  });
+});
+
+describe('pause', () => {
+  it('resolves at once when the signal aborts', async () => {
+    const controller = new AbortController();
+    const started = Date.now();
+    const waiting = pause(60_000, controller.signal);
+    controller.abort();
+    await waiting;
+    expect(Date.now() - started).toBeLessThan(1_000);
+  });
+});
