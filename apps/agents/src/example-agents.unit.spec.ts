@@ -1,4 +1,4 @@
-import type { Message, Task } from '@lib/a2a-protocol';
+import type { Message, Part, Task } from '@lib/a2a-protocol';
 import type { ExecutionEventBus, ExecutionUpdate, RequestContext } from '@lib/worker-sdk';
 import { describe, expect, it } from 'vitest';
 import { CountdownAgent, parseCount, parseStepMs } from './countdown.agent';
@@ -34,10 +34,13 @@ function recordingBus(): { bus: ExecutionEventBus; lines: string[] } {
     }
     return Promise.resolve();
   };
-  const status = (state: Parameters<ExecutionEventBus['status']>[0], text?: string | unknown[]) =>
+  const status = (state: Parameters<ExecutionEventBus['status']>[0], content?: string | Part[]) =>
     record({
       kind: 'status',
-      status: typeof text === 'string' ? { state, message: agent(text) } : { state },
+      status:
+        content === undefined
+          ? { state }
+          : { state, message: typeof content === 'string' ? agent(content) : { ...agent(''), parts: content } },
     });
   const bus: ExecutionEventBus = {
     working: (text) => status('TASK_STATE_WORKING', text),

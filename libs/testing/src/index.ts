@@ -1,2 +1,3 @@
+export * from './platform-processes';
 export * from './raw-worker';
 export * from './test-database';

@@ -1,0 +1,184 @@
+import { processEnv } from '@lib/config';
+import { spawn, type ChildProcess } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { dirname, join } from 'node:path';
+
+/** The repository root (where package.json and dist/ live), found from this file in src or dist. */
+export function repoRoot(): string {
+  let dir = __dirname;
+  while (dir !== dirname(dir)) {
+    if (existsSync(join(dir, 'package.json')) && existsSync(join(dir, 'migrations'))) {
+      return dir;
+    }
+    dir = dirname(dir);
+  }
+  throw new Error('repository root not found');
+}
+
+/** A free TCP port on 127.0.0.1. */
+export function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.unref();
+    server.on('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const address = server.address();
+      server.close(() =>
+        typeof address === 'object' && address ? resolve(address.port) : reject(new Error('no port')),
+      );
+    });
+  });
+}
+
+/** One platform process started from the build output (`npm run build` first). */
+export class PlatformProcess {
+  private child: ChildProcess | null = null;
+  private output = '';
+
+  constructor(
+    readonly name: string,
+    private readonly entry: string,
+    private readonly args: string[],
+    readonly env: Record<string, string>,
+  ) {}
+
+  /** The last lines the process printed (for failure messages). */
+  get log(): string {
+    return this.output.slice(-4_000);
+  }
+
+  get pid(): number | undefined {
+    return this.child?.pid;
+  }
+
+  get running(): boolean {
+    return this.child !== null && this.child.exitCode === null && this.child.signalCode === null;
+  }
+
+  start(): this {
+    const entry = join(repoRoot(), 'dist', this.entry);
+    if (!existsSync(entry)) {
+      throw new Error(`${entry} is missing: run npm run build first`);
+    }
+    const child = spawn(process.execPath, [entry, ...this.args], {
+      env: { PATH: processEnv()['PATH'] ?? '', ...this.env },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    const keep = (chunk: Buffer): void => {
+      this.output = (this.output + chunk.toString('utf8')).slice(-64_000);
+    };
+    child.stdout?.on('data', keep);
+    child.stderr?.on('data', keep);
+    this.child = child;
+    return this;
+  }
+
+  /** Waits for the process to print `pattern`. */
+  async waitForOutput(pattern: RegExp, timeoutMs = 30_000): Promise<void> {
+    const deadline = Date.now() + timeoutMs;
+    while (!pattern.test(this.output)) {
+      if (!this.running) {
+        throw new Error(`${this.name} exited before printing ${String(pattern)}:\n${this.log}`);
+      }
+      if (Date.now() > deadline) {
+        throw new Error(`${this.name} did not print ${String(pattern)} in time:\n${this.log}`);
+      }
+      await sleep(50);
+    }
+  }
+
+  /** Sends `signal` and waits for the process to exit. */
+  async stop(signal: NodeJS.Signals = 'SIGTERM', timeoutMs = 10_000): Promise<void> {
+    const child = this.child;
+    if (!child || !this.running) {
+      return;
+    }
+    const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+    child.kill(signal);
+    const timer = setTimeout(() => child.kill('SIGKILL'), timeoutMs);
+    await exited;
+    clearTimeout(timer);
+  }
+
+  /** SIGKILL: the process dies at once, mid-whatever. */
+  kill(): Promise<void> {
+    return this.stop('SIGKILL');
+  }
+}
+
+export function sleep(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms));
+}
+
+/** Environment shared by every platform process of one test run. */
+export interface PlatformEnv {
+  POSTGRES_URL: string;
+  [key: string]: string;
+}
+
+/** The whole platform in one process (`npm start`), on free ports. Ready when its workers are connected. */
+export async function startStandalone(
+  env: PlatformEnv,
+): Promise<{ process: PlatformProcess; baseUrl: string; workerTarget: string }> {
+  const [http, worker, command] = await Promise.all([freePort(), freePort(), freePort()]);
+  const proc = new PlatformProcess('standalone', 'apps/standalone/src/main.js', [], {
+    INGRESS_PORT: String(http),
+    WORKER_GRPC_PORT: String(worker),
+    TASK_SERVICE_GRPC_PORT: String(command),
+    TASK_SERVICE_URLS: `127.0.0.1:${command}`,
+    ...env,
+  }).start();
+  await proc.waitForOutput(/A2A platform ready/);
+  await proc.waitForOutput(/serves echo[\s\S]*serves interview[\s\S]*serves countdown|serves countdown[\s\S]*serves echo/);
+  return { process: proc, baseUrl: `http://127.0.0.1:${http}`, workerTarget: `127.0.0.1:${worker}` };
+}
+
+/** One task-service replica process. */
+export async function startTaskService(
+  env: PlatformEnv,
+): Promise<{ process: PlatformProcess; workerTarget: string; commandTarget: string }> {
+  const [worker, command] = await Promise.all([freePort(), freePort()]);
+  const proc = new PlatformProcess('task-service', 'apps/task-service/src/main.js', [], {
+    WORKER_GRPC_PORT: String(worker),
+    TASK_SERVICE_GRPC_PORT: String(command),
+    ...env,
+  }).start();
+  await proc.waitForOutput(/command gRPC on/);
+  return {
+    process: proc,
+    workerTarget: `127.0.0.1:${worker}`,
+    commandTarget: `127.0.0.1:${command}`,
+  };
+}
+
+/** One ingress replica process talking to the given task-service replicas. */
+export async function startIngress(
+  env: PlatformEnv,
+  taskServices: string[],
+): Promise<{ process: PlatformProcess; baseUrl: string }> {
+  const http = await freePort();
+  const proc = new PlatformProcess('ingress', 'apps/ingress/src/main.js', [], {
+    INGRESS_PORT: String(http),
+    TASK_SERVICE_URLS: taskServices.join(','),
+    ...env,
+  }).start();
+  await proc.waitForOutput(/Nest application successfully started/);
+  return { process: proc, baseUrl: `http://127.0.0.1:${http}` };
+}
+
+/** One example agent worker process (`echo`, `interview` or `countdown`). */
+export async function startAgentWorker(
+  agent: string,
+  target: string,
+  secret: string,
+  env: Record<string, string> = {},
+): Promise<PlatformProcess> {
+  const proc = new PlatformProcess(`worker-${agent}`, 'apps/agents/src/main.js', [agent], {
+    WORKER_TARGET: target,
+    WORKER_SECRET: secret,
+    ...env,
+  }).start();
+  await proc.waitForOutput(/connected/);
+  return proc;
+}
