@@ -49,7 +49,10 @@ export default tseslint.config(
         'error',
         {
           patterns: [
-            { group: ['@lib/*/src/*', '@lib/*/src'], message: 'Import a lib through its alias only.' },
+            {
+              group: ['@lib/*/src/*', '@lib/*/src'],
+              message: 'Import a lib through its alias only.',
+            },
           ],
         },
       ],
@@ -68,7 +71,10 @@ export default tseslint.config(
         {
           patterns: [
             { group: ['**/apps/**'], message: 'A lib never imports an app.' },
-            { group: ['@lib/*/src/*', '@lib/*/src'], message: 'Import a lib through its alias only.' },
+            {
+              group: ['@lib/*/src/*', '@lib/*/src'],
+              message: 'Import a lib through its alias only.',
+            },
           ],
         },
       ],
@@ -82,8 +88,14 @@ export default tseslint.config(
         'error',
         {
           patterns: [
-            { group: ['node:*', '@nestjs/*', 'pg', 'kafkajs', 'bullmq', '@grpc/*'], message: 'task-domain is pure.' },
-            { group: ['@lib/*', '!@lib/a2a-protocol'], message: 'task-domain imports only @lib/a2a-protocol.' },
+            {
+              group: ['node:*', '@nestjs/*', 'pg', 'kafkajs', 'bullmq', '@grpc/*'],
+              message: 'task-domain is pure.',
+            },
+            {
+              group: ['@lib/*', '!@lib/a2a-protocol'],
+              message: 'task-domain imports only @lib/a2a-protocol.',
+            },
           ],
         },
       ],
@@ -97,8 +109,14 @@ export default tseslint.config(
         'error',
         {
           patterns: [
-            { group: ['../../*/src/*', '../../../*/src/*'], message: 'An app never imports another app.' },
-            { group: ['@lib/*/src/*', '@lib/*/src'], message: 'Import a lib through its alias only.' },
+            {
+              group: ['../../*/src/*', '../../../*/src/*'],
+              message: 'An app never imports another app.',
+            },
+            {
+              group: ['@lib/*/src/*', '@lib/*/src'],
+              message: 'Import a lib through its alias only.',
+            },
           ],
         },
       ],

@@ -1,4 +1,10 @@
-import { ingressSchema, loadConfig, postgresSchema, type IngressConfig, type PostgresConfig } from '@lib/config';
+import {
+  ingressSchema,
+  loadConfig,
+  postgresSchema,
+  type IngressConfig,
+  type PostgresConfig,
+} from '@lib/config';
 import { createPool } from '@lib/event-store';
 import { Inject, Module, type DynamicModule, type OnApplicationShutdown } from '@nestjs/common';
 import type { Pool } from 'pg';

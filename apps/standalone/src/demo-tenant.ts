@@ -17,7 +17,13 @@ export async function seedDemoTenant(pool: Pool, config: DemoConfig): Promise<vo
   await seedTenant(pool, {
     tenantId: config.DEMO_TENANT,
     displayName: 'Demo tenant',
-    apiKeys: [{ keyId: `${config.DEMO_TENANT}-default`, principalId: 'demo-user', secret: config.A2A_DEMO_API_KEY }],
+    apiKeys: [
+      {
+        keyId: `${config.DEMO_TENANT}-default`,
+        principalId: 'demo-user',
+        secret: config.A2A_DEMO_API_KEY,
+      },
+    ],
     agents: EXAMPLE_AGENTS.map((agentId) => ({
       agentId,
       profile: AGENT_PROFILES[agentId],

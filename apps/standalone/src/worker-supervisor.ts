@@ -32,7 +32,10 @@ export class WorkerSupervisor {
         return;
       }
       this.logger.warn(`worker ${agentId} exited (${signal ?? code}); restarting`);
-      setTimeout(() => this.start(agentId, Math.min(restartDelayMs * 2, MAX_RESTART_DELAY_MS)), restartDelayMs);
+      setTimeout(
+        () => this.start(agentId, Math.min(restartDelayMs * 2, MAX_RESTART_DELAY_MS)),
+        restartDelayMs,
+      );
     });
   }
 

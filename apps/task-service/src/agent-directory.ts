@@ -1,5 +1,5 @@
-import { hashSecret } from '@lib/tenancy';
 import type { LeasePolicy } from '@lib/task-domain';
+import { hashSecret } from '@lib/tenancy';
 import { Inject, Injectable } from '@nestjs/common';
 import type { Pool } from 'pg';
 import { PG_POOL } from './tokens';
@@ -21,13 +21,19 @@ export class AgentDirectory {
 
   /** The (tenant, agent) a worker secret is bound to, or null when unknown or revoked. */
   async authenticateWorker(secret: string): Promise<WorkerIdentity | null> {
-    const result = await this.pool.query<{ tenant_id: string; agent_id: string; credential_id: string }>(
+    const result = await this.pool.query<{
+      tenant_id: string;
+      agent_id: string;
+      credential_id: string;
+    }>(
       `SELECT tenant_id, agent_id, credential_id FROM ops.worker_credentials
         WHERE secret_hash = $1 AND revoked_at IS NULL`,
       [hashSecret(secret)],
     );
     const row = result.rows[0];
-    return row ? { tenantId: row.tenant_id, agentId: row.agent_id, credentialId: row.credential_id } : null;
+    return row
+      ? { tenantId: row.tenant_id, agentId: row.agent_id, credentialId: row.credential_id }
+      : null;
   }
 
   async leasePolicy(tenantId: string, agentId: string): Promise<LeasePolicy> {
@@ -36,7 +42,10 @@ export class AgentDirectory {
     if (cached && cached.until > Date.now()) {
       return cached.policy;
     }
-    const result = await this.pool.query<{ on_lease_lost: 'redispatch' | 'fail'; max_attempts: number }>(
+    const result = await this.pool.query<{
+      on_lease_lost: 'redispatch' | 'fail';
+      max_attempts: number;
+    }>(
       'SELECT on_lease_lost, max_attempts FROM ops.agents WHERE tenant_id = $1 AND agent_id = $2',
       [tenantId, agentId],
     );

@@ -26,7 +26,9 @@ async function main(args: string[]): Promise<number> {
         return 0;
       }
       const diff = await diffRebuiltTaskView(pool);
-      console.log(`rows only in live view: ${diff.onlyLive}; only in rebuilt view: ${diff.onlyRebuilt}`);
+      console.log(
+        `rows only in live view: ${diff.onlyLive}; only in rebuilt view: ${diff.onlyRebuilt}`,
+      );
       return diff.onlyLive === 0 && diff.onlyRebuilt === 0 ? 0 : 1;
     } finally {
       await pool.end();

@@ -1,8 +1,14 @@
-import { Inject, Injectable, Logger, type OnModuleDestroy, type OnModuleInit } from '@nestjs/common';
+import type { TaskServiceConfig } from '@lib/config';
+import {
+  Inject,
+  Injectable,
+  Logger,
+  type OnModuleDestroy,
+  type OnModuleInit,
+} from '@nestjs/common';
 import { Client } from 'pg';
 import { NOTICE_CHANNEL, parseNotice, type Notice } from './notices';
 import { TASK_SERVICE_CONFIG } from './tokens';
-import type { TaskServiceConfig } from '@lib/config';
 
 type Listener = (notice: Notice) => void;
 

@@ -38,7 +38,10 @@ export class TaskServiceModule {
       module: TaskServiceModule,
       providers: [
         { provide: TASK_SERVICE_CONFIG, useValue: config },
-        { provide: PG_POOL, useFactory: () => createPool(config.POSTGRES_URL, config.POSTGRES_POOL_SIZE) },
+        {
+          provide: PG_POOL,
+          useFactory: () => createPool(config.POSTGRES_URL, config.POSTGRES_POOL_SIZE),
+        },
         PoolCloser,
         NoticeBus,
         TaskRepository,

@@ -14,7 +14,12 @@ export const WORKER_SECRET = 'test-worker-secret';
 export async function startReplica(
   db: TestDatabase,
   overrides: Partial<Record<string, string>> = {},
-): Promise<{ app: INestApplicationContext; config: TaskServiceConfig; workerTarget: string; commandTarget: string }> {
+): Promise<{
+  app: INestApplicationContext;
+  config: TaskServiceConfig;
+  workerTarget: string;
+  commandTarget: string;
+}> {
   const config = postgresSchema.merge(taskServiceSchema).parse({
     POSTGRES_URL: db.url,
     WORKER_GRPC_PORT: '0',
@@ -49,7 +54,9 @@ export async function seedTestTenant(
   await seedTenant(db.pool, {
     tenantId,
     displayName: tenantId,
-    apiKeys: [{ keyId: `${tenantId}-key`, principalId: `${tenantId}-user`, secret: `${tenantId}-key` }],
+    apiKeys: [
+      { keyId: `${tenantId}-key`, principalId: `${tenantId}-user`, secret: `${tenantId}-key` },
+    ],
     agents: agents.map((a) => ({
       ...a,
       workerSecret: workerSecret(a.agentId, tenantId),
@@ -89,7 +96,14 @@ export class CommandClient {
           reject(error);
         } else if (result.error) {
           const { reason, message, metadata, fieldViolations } = result.error;
-          reject(new A2aError(isErrorReason(reason) ? reason : 'INTERNAL', message, metadata, fieldViolations));
+          reject(
+            new A2aError(
+              isErrorReason(reason) ? reason : 'INTERNAL',
+              message,
+              metadata,
+              fieldViolations,
+            ),
+          );
         } else {
           resolve(JSON.parse(result.responseJson ?? 'null') as T);
         }
@@ -102,7 +116,10 @@ export class CommandClient {
   }
 }
 
-export function userMessage(text: string, extra: Record<string, unknown> = {}): Record<string, unknown> {
+export function userMessage(
+  text: string,
+  extra: Record<string, unknown> = {},
+): Record<string, unknown> {
   return {
     messageId: `m-${Math.random().toString(36).slice(2)}`,
     role: 'ROLE_USER',

@@ -1,6 +1,6 @@
-import type { INestApplicationContext } from '@nestjs/common';
 import type { ListTasksResponse, SendMessageResponse, Task } from '@lib/a2a-protocol';
 import { createTestDatabase, RawWorker, workerErrorReason, type TestDatabase } from '@lib/testing';
+import type { INestApplicationContext } from '@nestjs/common';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { diffRebuiltTaskView, rebuildTaskView } from '../src/projections/task-view.rebuild';
 import {
@@ -78,19 +78,35 @@ describe('task-service against real Postgres and gRPC', () => {
     expect(job.attempt).toBe(1);
     expect(job.message?.parts[0]?.text).toBe('hello');
     await w.publishStatus(job.taskId, job.leaseEpoch, { state: 'TASK_STATE_WORKING' });
-    await w.publishArtifact(job.taskId, job.leaseEpoch, { artifactId: 'a1', parts: [{ text: 'hel' }] }, false, false);
-    await w.publishArtifact(job.taskId, job.leaseEpoch, { artifactId: 'a1', parts: [{ text: 'lo' }] }, true, true);
+    await w.publishArtifact(
+      job.taskId,
+      job.leaseEpoch,
+      { artifactId: 'a1', parts: [{ text: 'hel' }] },
+      false,
+      false,
+    );
+    await w.publishArtifact(
+      job.taskId,
+      job.leaseEpoch,
+      { artifactId: 'a1', parts: [{ text: 'lo' }] },
+      true,
+      true,
+    );
     await w.publishStatus(job.taskId, job.leaseEpoch, { state: 'TASK_STATE_COMPLETED' });
     const task = await commands.call<Task>('getTask', alice, { id: sent.id });
     expect(task.status.state).toBe('TASK_STATE_COMPLETED');
-    expect(task.artifacts).toEqual([{ artifactId: 'a1', parts: [{ text: 'hel' }, { text: 'lo' }] }]);
+    expect(task.artifacts).toEqual([
+      { artifactId: 'a1', parts: [{ text: 'hel' }, { text: 'lo' }] },
+    ]);
     expect(task.history?.map((m) => m.parts[0]?.text)).toEqual(['hello']);
     w.disconnect();
   });
 
   it('blocks SendMessage until the task is terminal (§10.4)', async () => {
     const w = await worker();
-    const pending = commands.call<SendMessageResponse>('sendMessage', alice, { message: userMessage('block') });
+    const pending = commands.call<SendMessageResponse>('sendMessage', alice, {
+      message: userMessage('block'),
+    });
     const job = await w.nextAssignment();
     await w.publishStatus(job.taskId, job.leaseEpoch, { state: 'TASK_STATE_COMPLETED' });
     const task = taskOf(await pending);
@@ -102,8 +118,14 @@ describe('task-service against real Postgres and gRPC', () => {
   it('creates one task for the same messageId sent twice by the same caller', async () => {
     const message = userMessage('once');
     const [a, b] = await Promise.all([
-      commands.call<SendMessageResponse>('sendMessage', idle(alice), { message, configuration: { returnImmediately: true } }),
-      commands.call<SendMessageResponse>('sendMessage', idle(alice), { message, configuration: { returnImmediately: true } }),
+      commands.call<SendMessageResponse>('sendMessage', idle(alice), {
+        message,
+        configuration: { returnImmediately: true },
+      }),
+      commands.call<SendMessageResponse>('sendMessage', idle(alice), {
+        message,
+        configuration: { returnImmediately: true },
+      }),
     ]);
     expect(taskOf(a).id).toBe(taskOf(b).id);
     const submitted = await db.pool.query(
@@ -113,14 +135,19 @@ describe('task-service against real Postgres and gRPC', () => {
     expect(submitted.rows[0].n).toBe(1);
     // The same messageId from another caller is another message.
     const fromBob = taskOf(
-      await commands.call('sendMessage', idle(bob), { message, configuration: { returnImmediately: true } }),
+      await commands.call('sendMessage', idle(bob), {
+        message,
+        configuration: { returnImmediately: true },
+      }),
     );
     expect(fromBob.id).not.toBe(taskOf(a).id);
   });
 
   it('continues an INPUT_REQUIRED task with a new assignment on the same task (§10.3)', async () => {
     const w = await worker();
-    const pending = commands.call<SendMessageResponse>('sendMessage', alice, { message: userMessage('hi') });
+    const pending = commands.call<SendMessageResponse>('sendMessage', alice, {
+      message: userMessage('hi'),
+    });
     const first = await w.nextAssignment();
     await w.publishStatus(first.taskId, first.leaseEpoch, {
       state: 'TASK_STATE_INPUT_REQUIRED',
@@ -145,7 +172,10 @@ describe('task-service against real Postgres and gRPC', () => {
   it('re-dispatches the task of a vanished worker and fences its stale updates', async () => {
     const a = await worker();
     const sent = taskOf(
-      await commands.call('sendMessage', alice, { message: userMessage('fragile work'), configuration: { returnImmediately: true } }),
+      await commands.call('sendMessage', alice, {
+        message: userMessage('fragile work'),
+        configuration: { returnImmediately: true },
+      }),
     );
     const lost = await a.nextAssignment();
     expect(lost.taskId).toBe(sent.id);
@@ -158,7 +188,9 @@ describe('task-service against real Postgres and gRPC', () => {
     expect(again.attempt).toBe(2);
     const stale = new RawWorker(replica.workerTarget, workerSecret('echo'));
     workers.push(stale);
-    const rejected = await stale.publishStatus(lost.taskId, lost.leaseEpoch, { state: 'TASK_STATE_COMPLETED' }).catch((e: unknown) => e);
+    const rejected = await stale
+      .publishStatus(lost.taskId, lost.leaseEpoch, { state: 'TASK_STATE_COMPLETED' })
+      .catch((e: unknown) => e);
     expect(workerErrorReason(rejected)).toBe('LEASE_LOST');
     await b.publishStatus(again.taskId, again.leaseEpoch, { state: 'TASK_STATE_COMPLETED' });
     const task = await commands.call<Task>('getTask', alice, { id: sent.id });
@@ -169,7 +201,10 @@ describe('task-service against real Postgres and gRPC', () => {
   it('keeps a lease alive while the worker heart-beats past the TTL', async () => {
     const w = await worker();
     const sent = taskOf(
-      await commands.call('sendMessage', alice, { message: userMessage('long'), configuration: { returnImmediately: true } }),
+      await commands.call('sendMessage', alice, {
+        message: userMessage('long'),
+        configuration: { returnImmediately: true },
+      }),
     );
     const job = await w.nextAssignment();
     expect(job.taskId).toBe(sent.id);
@@ -182,14 +217,19 @@ describe('task-service against real Postgres and gRPC', () => {
       `SELECT event_type FROM events.messages WHERE stream_id = $1 ORDER BY stream_version`,
       [`task:acme:${sent.id}`],
     );
-    expect(events.rows.map((r: { event_type: string }) => r.event_type)).not.toContain('TaskLeaseExpired');
+    expect(events.rows.map((r: { event_type: string }) => r.event_type)).not.toContain(
+      'TaskLeaseExpired',
+    );
     w.disconnect();
   });
 
   it('fails the task when the agent policy says so and the worker is lost', async () => {
     const w = await worker('fragile');
     const sent = taskOf(
-      await commands.call('sendMessage', fragile, { message: userMessage('x'), configuration: { returnImmediately: true } }),
+      await commands.call('sendMessage', fragile, {
+        message: userMessage('x'),
+        configuration: { returnImmediately: true },
+      }),
     );
     await w.nextAssignment();
     w.vanish();
@@ -204,7 +244,10 @@ describe('task-service against real Postgres and gRPC', () => {
   it('delivers a cancel to the worker holding the lease and returns the CANCELED task (§10.8)', async () => {
     const w = await worker();
     const sent = taskOf(
-      await commands.call('sendMessage', alice, { message: userMessage('slow'), configuration: { returnImmediately: true } }),
+      await commands.call('sendMessage', alice, {
+        message: userMessage('slow'),
+        configuration: { returnImmediately: true },
+      }),
     );
     const job = await w.nextAssignment();
     await w.publishStatus(job.taskId, job.leaseEpoch, { state: 'TASK_STATE_WORKING' });
@@ -222,10 +265,16 @@ describe('task-service against real Postgres and gRPC', () => {
   it('cancels at the deadline when the worker ignores the request, and revokes its lease', async () => {
     const w = await worker();
     const sent = taskOf(
-      await commands.call('sendMessage', alice, { message: userMessage('stubborn'), configuration: { returnImmediately: true } }),
+      await commands.call('sendMessage', alice, {
+        message: userMessage('stubborn'),
+        configuration: { returnImmediately: true },
+      }),
     );
     const job = await w.nextAssignment();
-    const keepAlive = setInterval(() => w.heartbeat([{ taskId: job.taskId, leaseEpoch: job.leaseEpoch }]), 100);
+    const keepAlive = setInterval(
+      () => w.heartbeat([{ taskId: job.taskId, leaseEpoch: job.leaseEpoch }]),
+      100,
+    );
     try {
       const task = await commands.call<Task>('cancelTask', alice, { id: sent.id });
       expect(task.status.state).toBe('TASK_STATE_CANCELED');
@@ -239,12 +288,20 @@ describe('task-service against real Postgres and gRPC', () => {
 
   it('cancels a task nobody is working on at once', async () => {
     const sent = taskOf(
-      await commands.call('sendMessage', { ...alice, agentId: 'lonely' }, {
-        message: userMessage('queued'),
-        configuration: { returnImmediately: true },
-      }),
+      await commands.call(
+        'sendMessage',
+        { ...alice, agentId: 'lonely' },
+        {
+          message: userMessage('queued'),
+          configuration: { returnImmediately: true },
+        },
+      ),
     );
-    const task = await commands.call<Task>('cancelTask', { ...alice, agentId: 'lonely' }, { id: sent.id });
+    const task = await commands.call<Task>(
+      'cancelTask',
+      { ...alice, agentId: 'lonely' },
+      { id: sent.id },
+    );
     expect(task.status.state).toBe('TASK_STATE_CANCELED');
     const work = await db.pool.query('SELECT 1 FROM ops.task_work WHERE task_id = $1', [sent.id]);
     expect(work.rowCount).toBe(0);
@@ -252,7 +309,9 @@ describe('task-service against real Postgres and gRPC', () => {
 
   it('reaches a worker connected to another replica than the one that accepted the message', async () => {
     const remote = await worker('echo', other.workerTarget);
-    const pending = commands.call<SendMessageResponse>('sendMessage', alice, { message: userMessage('far away') });
+    const pending = commands.call<SendMessageResponse>('sendMessage', alice, {
+      message: userMessage('far away'),
+    });
     const job = await remote.nextAssignment();
     await remote.publishStatus(job.taskId, job.leaseEpoch, { state: 'TASK_STATE_COMPLETED' });
     expect(taskOf(await pending).status.state).toBe('TASK_STATE_COMPLETED');
@@ -261,10 +320,14 @@ describe('task-service against real Postgres and gRPC', () => {
 
   it('hides every task from other tenants and other callers (TaskNotFound)', async () => {
     const mine = taskOf(
-      await commands.call('sendMessage', { ...alice, agentId: 'lonely' }, {
-        message: userMessage('private'),
-        configuration: { returnImmediately: true },
-      }),
+      await commands.call(
+        'sendMessage',
+        { ...alice, agentId: 'lonely' },
+        {
+          message: userMessage('private'),
+          configuration: { returnImmediately: true },
+        },
+      ),
     );
     const ghost = { ...mine, id: 'no-such-task' };
     for (const [caller, id] of [
@@ -282,7 +345,11 @@ describe('task-service against real Postgres and gRPC', () => {
         .catch((e: unknown) => e);
       expect(cont).toMatchObject({ reason: 'TASK_NOT_FOUND' });
     }
-    const theirs = await commands.call<ListTasksResponse>('listTasks', { ...mallory, agentId: 'lonely' }, {});
+    const theirs = await commands.call<ListTasksResponse>(
+      'listTasks',
+      { ...mallory, agentId: 'lonely' },
+      {},
+    );
     expect(theirs.tasks.map((t) => t.id)).not.toContain(mine.id);
   });
 
@@ -291,7 +358,9 @@ describe('task-service against real Postgres and gRPC', () => {
     expect(report.streams).toBeGreaterThan(5);
     expect(await diffRebuiltTaskView(db.pool)).toEqual({ onlyLive: 0, onlyRebuilt: 0 });
     // The check can fail: a tampered live row is found.
-    await db.pool.query(`UPDATE read.task_view SET state = 'TASK_STATE_WORKING' WHERE task_id IN (SELECT task_id FROM read.task_view LIMIT 1)`);
+    await db.pool.query(
+      `UPDATE read.task_view SET state = 'TASK_STATE_WORKING' WHERE task_id IN (SELECT task_id FROM read.task_view LIMIT 1)`,
+    );
     expect((await diffRebuiltTaskView(db.pool)).onlyLive).toBe(1);
     await rebuildTaskView(db.pool, 'live');
     await rebuildTaskView(db.pool, 'scratch');

@@ -4,7 +4,13 @@
  * These are the canonical in-memory shapes used across the platform; bindings translate to and from them.
  */
 
-export type JsonValue = null | boolean | number | string | JsonValue[] | { [key: string]: JsonValue };
+export type JsonValue =
+  | null
+  | boolean
+  | number
+  | string
+  | JsonValue[]
+  | { [key: string]: JsonValue };
 export type JsonObject = { [key: string]: JsonValue };
 
 export const TASK_STATES = [

@@ -43,10 +43,15 @@ function topLevelBlocks(
     let depth = 1;
     let i = start;
     for (; i < text.length && depth > 0; i++) {
-      if (text[i] === '{') {depth++;}
-      else if (text[i] === '}') {depth--;}
+      if (text[i] === '{') {
+        depth++;
+      } else if (text[i] === '}') {
+        depth--;
+      }
     }
-    if (blocks.has(name)) {throw new Error(`duplicate ${keyword} ${name}`);}
+    if (blocks.has(name)) {
+      throw new Error(`duplicate ${keyword} ${name}`);
+    }
     blocks.set(name, text.slice(start, i - 1));
   }
   return blocks;
@@ -57,7 +62,9 @@ function parseFields(block: ParsedBlock): ParsedField[] {
   let oneof: string | undefined;
   for (const rawLine of block.body.split('\n')) {
     const line = rawLine.trim();
-    if (line === '') {continue;}
+    if (line === '') {
+      continue;
+    }
     const oneofStart = /^oneof\s+(\w+)\s*\{$/.exec(line);
     if (oneofStart) {
       oneof = oneofStart[1];
@@ -71,7 +78,9 @@ function parseFields(block: ParsedBlock): ParsedField[] {
       /^(optional\s+|repeated\s+)?(map\s*<\s*\w+\s*,\s*[\w.]+\s*>|[\w.]+)\s+(\w+)\s*=\s*(\d+)\s*(\[[^\]]*\])?\s*;$/.exec(
         line,
       );
-    if (!m) {throw new Error(`${block.name}: unparsed line: ${line}`);}
+    if (!m) {
+      throw new Error(`${block.name}: unparsed line: ${line}`);
+    }
     const modifier = m[1]?.trim();
     const type = (m[2] as string).replace(/\s+/g, '');
     const options = m[5] ?? '';
@@ -102,7 +111,9 @@ const services = topLevelBlocks(protoText, 'service');
 
 function fieldsOf(message: string): ParsedField[] {
   const body = messages.get(message);
-  if (body === undefined) {throw new Error(`message ${message} not found in a2a.proto`);}
+  if (body === undefined) {
+    throw new Error(`message ${message} not found in a2a.proto`);
+  }
   return parseFields({ name: message, body });
 }
 
@@ -383,9 +394,13 @@ const REQUIRED_COVERAGE = [
 
 function enumValues(name: string): Record<string, number> {
   const body = enums.get(name);
-  if (body === undefined) {throw new Error(`enum ${name} not found in a2a.proto`);}
+  if (body === undefined) {
+    throw new Error(`enum ${name} not found in a2a.proto`);
+  }
   const values: Record<string, number> = {};
-  for (const m of body.matchAll(/(\w+)\s*=\s*(\d+)\s*;/g)) {values[m[1] as string] = Number(m[2]);}
+  for (const m of body.matchAll(/(\w+)\s*=\s*(\d+)\s*;/g)) {
+    values[m[1] as string] = Number(m[2]);
+  }
   return values;
 }
 
@@ -396,7 +411,9 @@ describe('a2a.proto matches the A2A v1.0.1 data model', () => {
   });
 
   it('covers at least the required message table', () => {
-    for (const name of REQUIRED_COVERAGE) {expect(Object.keys(EXPECTED)).toContain(name);}
+    for (const name of REQUIRED_COVERAGE) {
+      expect(Object.keys(EXPECTED)).toContain(name);
+    }
   });
 
   it('declares exactly the digest messages', () => {

@@ -801,3 +801,25 @@ describe('push notification configs (§4.4)', () => {
     expect(decodeDeleteTaskPushNotificationConfigRequest(input)).toEqual(expected);
   });
 });
+
+describe('characters the store cannot hold', () => {
+  it('rejects U+0000 in a text part, in metadata keys and in nested data values', () => {
+    const message = (extra: Record<string, unknown>) => ({
+      message: { messageId: 'm', role: 'ROLE_USER', parts: [{ text: 'ok' }], ...extra },
+    });
+    const paths = (input: unknown): string[] => {
+      try {
+        decodeSendMessageRequest(input);
+        return [];
+      } catch (error) {
+        return (error as A2aError).fieldViolations.map((v) => v.field);
+      }
+    };
+    expect(paths(message({ parts: [{ text: 'a\u0000b' }] }))).toEqual(['message.parts[0].text']);
+    expect(paths(message({ metadata: { 'k\u0000': 1 } }))).toEqual(['message.metadata']);
+    expect(paths(message({ parts: [{ data: { deep: ['x\u0000'] } }] }))).toEqual([
+      'message.parts[0].data',
+    ]);
+    expect(paths(message({}))).toEqual([]);
+  });
+});

@@ -853,7 +853,10 @@ function decodeSingular(kind: FieldKind, raw: unknown, path: string, ctx: Decode
   };
   switch (kind.type) {
     case 'string':
-      return typeof raw === 'string' ? raw : reject(`must be a string, got ${describeType(raw)}`);
+      if (typeof raw !== 'string') {
+        return reject(`must be a string, got ${describeType(raw)}`);
+      }
+      return raw.includes(NUL) ? reject(NUL_PROBLEM) : raw;
     case 'bool':
       return typeof raw === 'boolean'
         ? raw
@@ -935,9 +938,16 @@ function enumDescription(name: string, values: readonly string[], raw: unknown):
   return `must be a ${name} name or number (0–${values.length - 1}), got ${describeValue(raw)}`;
 }
 
+const NUL = '\u0000';
+/** Task documents are stored as Postgres jsonb, which cannot hold U+0000: refuse it up front. */
+const NUL_PROBLEM = 'contains the character U+0000, which is not accepted';
+
 /** Why `value` is not acceptable JSON for a Struct or Value, or `undefined` when it is. */
 function jsonProblem(value: unknown, depth: number, maxDepth: number): string | undefined {
-  if (value === null || typeof value === 'string' || typeof value === 'boolean') {
+  if (typeof value === 'string') {
+    return value.includes(NUL) ? NUL_PROBLEM : undefined;
+  }
+  if (value === null || typeof value === 'boolean') {
     return undefined;
   }
   if (typeof value === 'number') {
@@ -949,6 +959,9 @@ function jsonProblem(value: unknown, depth: number, maxDepth: number): string | 
   }
   if (depth >= maxDepth) {
     return `nests deeper than ${maxDepth} levels`;
+  }
+  if (!isArray && Object.keys(value).some((key) => key.includes(NUL))) {
+    return NUL_PROBLEM;
   }
   const children: unknown[] = isArray ? value : Object.values(value);
   for (const child of children) {

@@ -3,9 +3,7 @@ import { z } from 'zod';
 
 const port = z.coerce.number().int().min(0).max(65535);
 const ms = z.coerce.number().int().positive();
-const bool = z
-  .enum(['true', 'false', '1', '0'])
-  .transform((v) => v === 'true' || v === '1');
+const bool = z.enum(['true', 'false', '1', '0']).transform((v) => v === 'true' || v === '1');
 
 /** Postgres connection. */
 export const postgresSchema = z.object({
@@ -44,7 +42,11 @@ export const ingressSchema = z.object({
    * version header (some test kits) can be served as 1.0 by setting this to true.
    */
   A2A_ASSUME_V1_WHEN_MISSING: bool.default('false'),
-  MAX_BODY_BYTES: z.coerce.number().int().positive().default(4 * 1024 * 1024),
+  MAX_BODY_BYTES: z.coerce
+    .number()
+    .int()
+    .positive()
+    .default(4 * 1024 * 1024),
 });
 
 /** The demo tenant seeded on start-up. */

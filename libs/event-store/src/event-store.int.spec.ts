@@ -73,12 +73,18 @@ describe('Postgres event store', () => {
   it('keeps tenants apart: the same stream id in two tenants is two streams', async () => {
     await withTransaction(db.pool, (c) => appendToStream(c, 'tA', 's:shared', 0, [ev(1)], meta));
     await withTransaction(db.pool, (c) => appendToStream(c, 'tB', 's:shared', 0, [ev(2)], meta));
-    expect((await readStream(db.pool, 'tA', 's:shared')).map((e) => e.event.data)).toEqual([{ n: 1 }]);
-    expect((await readStream(db.pool, 'tB', 's:shared')).map((e) => e.event.data)).toEqual([{ n: 2 }]);
+    expect((await readStream(db.pool, 'tA', 's:shared')).map((e) => e.event.data)).toEqual([
+      { n: 1 },
+    ]);
+    expect((await readStream(db.pool, 'tB', 's:shared')).map((e) => e.event.data)).toEqual([
+      { n: 2 },
+    ]);
   });
 
   it('is append-only: the database refuses UPDATE, DELETE and TRUNCATE', async () => {
-    await expect(db.pool.query(`UPDATE events.messages SET data = '{}'`)).rejects.toThrow(/append-only/);
+    await expect(db.pool.query(`UPDATE events.messages SET data = '{}'`)).rejects.toThrow(
+      /append-only/,
+    );
     await expect(db.pool.query('DELETE FROM events.messages')).rejects.toThrow(/append-only/);
     await expect(db.pool.query('TRUNCATE events.messages')).rejects.toThrow(/append-only/);
     const count = await db.pool.query<{ n: string }>('SELECT count(*) AS n FROM events.messages');

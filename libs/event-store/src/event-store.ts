@@ -12,12 +12,16 @@ export interface EventMetadata {
   correlationId?: string;
 }
 
-export interface NewEvent<E extends { type: string; data: unknown } = { type: string; data: unknown }> {
+export interface NewEvent<
+  E extends { type: string; data: unknown } = { type: string; data: unknown },
+> {
   event: E;
   schemaVersion: number;
 }
 
-export interface StoredEvent<E extends { type: string; data: unknown } = { type: string; data: unknown }> {
+export interface StoredEvent<
+  E extends { type: string; data: unknown } = { type: string; data: unknown },
+> {
   event: E;
   eventId: string;
   tenantId: string;
@@ -138,5 +142,7 @@ export async function appendToStream<E extends { type: string; data: unknown }>(
       events.map((e) => JSON.stringify(e.event.data)),
     ],
   );
-  return result.rows.map((row) => toStored<E>(row)).sort((a, b) => a.streamVersion - b.streamVersion);
+  return result.rows
+    .map((row) => toStored<E>(row))
+    .sort((a, b) => a.streamVersion - b.streamVersion);
 }

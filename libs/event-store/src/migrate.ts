@@ -1,6 +1,6 @@
+import { runner } from 'node-pg-migrate';
 import { existsSync } from 'node:fs';
 import { dirname, join } from 'node:path';
-import { runner } from 'node-pg-migrate';
 import { ensureDatabase } from './postgres';
 
 /** The repository's `migrations/` folder, found from this file whether it runs from source or from dist. */
@@ -17,7 +17,10 @@ export function migrationsDir(): string {
 }
 
 /** Creates the database if needed and applies every pending forward migration. */
-export async function migrate(connectionString: string, log: (msg: string) => void = () => undefined): Promise<void> {
+export async function migrate(
+  connectionString: string,
+  log: (msg: string) => void = () => undefined,
+): Promise<void> {
   await ensureDatabase(connectionString);
   await runner({
     databaseUrl: connectionString,

@@ -195,7 +195,10 @@ function applyWorkerUpdate(
       });
       // A worker that pauses for input while a cancel is pending has stopped working: the cancel wins.
       if (state.cancel && isInterruptedState(to)) {
-        return [reported, statusEvent({ state: 'TASK_STATE_CANCELED', timestamp: now.toISOString() })];
+        return [
+          reported,
+          statusEvent({ state: 'TASK_STATE_CANCELED', timestamp: now.toISOString() }),
+        ];
       }
       return [reported];
     }

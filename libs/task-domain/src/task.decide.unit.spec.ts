@@ -355,6 +355,16 @@ describe('decide ApplyWorkerUpdate', () => {
     expect(error).toBeInstanceOf(WorkerUpdateRejected);
   });
 
+  it.each<TaskStateName>(['TASK_STATE_INPUT_REQUIRED', 'TASK_STATE_AUTH_REQUIRED'])(
+    'ends the task CANCELED when the worker reports %s while a cancel is pending (§10.8)',
+    (state) => {
+      const after = given(...working, cancelRequested(at(30_000)))
+        .when(workerUpdate(1, { kind: 'status', status: { state } }))
+        .then([statusUpdated(state), statusUpdated('TASK_STATE_CANCELED')]);
+      expect(after.status === 'present' && after.task.status.state).toBe('TASK_STATE_CANCELED');
+    },
+  );
+
   it.each<[TaskStateName, TaskStateName]>([
     ['TASK_STATE_WORKING', 'TASK_STATE_SUBMITTED'],
     ['TASK_STATE_WORKING', 'TASK_STATE_UNSPECIFIED'],

@@ -25,7 +25,9 @@ export function freePort(): Promise<number> {
     server.listen(0, '127.0.0.1', () => {
       const address = server.address();
       server.close(() =>
-        typeof address === 'object' && address ? resolve(address.port) : reject(new Error('no port')),
+        typeof address === 'object' && address
+          ? resolve(address.port)
+          : reject(new Error('no port')),
       );
     });
   });
@@ -130,8 +132,14 @@ export async function startStandalone(
     ...env,
   }).start();
   await proc.waitForOutput(/A2A platform ready/);
-  await proc.waitForOutput(/serves echo[\s\S]*serves interview[\s\S]*serves countdown|serves countdown[\s\S]*serves echo/);
-  return { process: proc, baseUrl: `http://127.0.0.1:${http}`, workerTarget: `127.0.0.1:${worker}` };
+  await proc.waitForOutput(
+    /serves echo[\s\S]*serves interview[\s\S]*serves countdown|serves countdown[\s\S]*serves echo/,
+  );
+  return {
+    process: proc,
+    baseUrl: `http://127.0.0.1:${http}`,
+    workerTarget: `127.0.0.1:${worker}`,
+  };
 }
 
 /** One task-service replica process. */

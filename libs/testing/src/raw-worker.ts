@@ -7,7 +7,8 @@ import { a2aPb, workerPb, type Artifact, type Message, type TaskStatus } from '@
  */
 export class RawWorker {
   private readonly client: workerPb.WorkerServiceClient;
-  private stream: ClientDuplexStream<workerPb.WorkerMessage, workerPb.PlatformMessage> | null = null;
+  private stream: ClientDuplexStream<workerPb.WorkerMessage, workerPb.PlatformMessage> | null =
+    null;
   private readonly inbox: workerPb.PlatformMessage[] = [];
   private readonly waiters: (() => void)[] = [];
   workerId = '';

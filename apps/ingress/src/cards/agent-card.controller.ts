@@ -1,9 +1,9 @@
 import type { IngressConfig } from '@lib/config';
 import { Controller, Get, Inject, Param, Req, Res } from '@nestjs/common';
 import type { Request, Response } from 'express';
+import { INGRESS_CONFIG } from '../tokens';
 import { buildAgentCard } from './agent-card.builder';
 import { AgentRegistry } from './agent-registry';
-import { INGRESS_CONFIG } from '../tokens';
 
 /** Public agent cards (spec digest §10.11): one per hosted agent, plus the default one at the root. */
 @Controller()
@@ -29,13 +29,19 @@ export class AgentCardController {
     await this.serve(tenantId, agentId, req, res);
   }
 
-  private async serve(tenantId: string, agentId: string, req: Request, res: Response): Promise<void> {
+  private async serve(
+    tenantId: string,
+    agentId: string,
+    req: Request,
+    res: Response,
+  ): Promise<void> {
     const agent = await this.agents.find(tenantId, agentId);
     if (!agent) {
       res.status(404).json({ error: { code: 404, status: 'NOT_FOUND', message: 'no such agent' } });
       return;
     }
-    const baseUrl = this.config.PUBLIC_BASE_URL ?? `${req.protocol}://${req.get('host') ?? 'localhost'}`;
+    const baseUrl =
+      this.config.PUBLIC_BASE_URL ?? `${req.protocol}://${req.get('host') ?? 'localhost'}`;
     res.setHeader('Cache-Control', 'public, max-age=60');
     res.status(200).json(buildAgentCard(agent, baseUrl));
   }

@@ -70,7 +70,9 @@ export class JsonRpcController {
     } catch (thrown) {
       const error = asA2aError(thrown);
       if (error.reason === 'INTERNAL') {
-        this.logger.error(thrown instanceof Error ? (thrown.stack ?? thrown.message) : String(thrown));
+        this.logger.error(
+          thrown instanceof Error ? (thrown.stack ?? thrown.message) : String(thrown),
+        );
       }
       if (error.reason === 'UNAUTHENTICATED') {
         res.setHeader('WWW-Authenticate', `ApiKey header="${API_KEY_HEADER}"`);
@@ -118,9 +120,12 @@ function checkTenantParam(params: unknown): void {
   if (typeof params === 'object' && params !== null && 'tenant' in params) {
     const tenant = (params as { tenant: unknown }).tenant;
     if (tenant !== undefined && tenant !== null && tenant !== '') {
-      throw new A2aError('INVALID_PARAMS', 'this interface declares no tenant; omit the tenant field', {}, [
-        { field: 'tenant', description: 'must be empty for this interface' },
-      ]);
+      throw new A2aError(
+        'INVALID_PARAMS',
+        'this interface declares no tenant; omit the tenant field',
+        {},
+        [{ field: 'tenant', description: 'must be empty for this interface' }],
+      );
     }
   }
 }

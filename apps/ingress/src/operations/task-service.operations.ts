@@ -1,4 +1,4 @@
-import { credentials, Metadata, status as GrpcStatus, type ServiceError } from '@grpc/grpc-js';
+import { credentials, status as GrpcStatus, Metadata, type ServiceError } from '@grpc/grpc-js';
 import {
   A2aError,
   isErrorReason,
@@ -110,7 +110,12 @@ function isUnreachable(error: unknown): boolean {
 function unwrap(result: taskPb.OperationResult): unknown {
   if (result.error) {
     const { reason, message, metadata, fieldViolations } = result.error;
-    throw new A2aError(isErrorReason(reason) ? reason : 'INTERNAL', message, metadata, fieldViolations);
+    throw new A2aError(
+      isErrorReason(reason) ? reason : 'INTERNAL',
+      message,
+      metadata,
+      fieldViolations,
+    );
   }
   return JSON.parse(result.responseJson ?? 'null') as unknown;
 }

@@ -1,4 +1,9 @@
-import { decodeCancelTaskRequest, isTerminalState, type Task, type TaskStateName } from '@lib/a2a-protocol';
+import {
+  decodeCancelTaskRequest,
+  isTerminalState,
+  type Task,
+  type TaskStateName,
+} from '@lib/a2a-protocol';
 import type { TaskServiceConfig } from '@lib/config';
 import { decide } from '@lib/task-domain';
 import { Inject, Injectable } from '@nestjs/common';
@@ -32,7 +37,12 @@ export class CancelTaskHandler {
       cancelGraceMs: this.config.CANCEL_GRACE_MS,
       now: new Date(),
     };
-    await this.tasks.execute(ctx.tenantId, request.id, (s) => decide(command, s), callerMetadata(ctx));
+    await this.tasks.execute(
+      ctx.tenantId,
+      request.id,
+      (s) => decide(command, s),
+      callerMetadata(ctx),
+    );
     // The sweeper enforces the deadline within one sweep interval; wait a little beyond that.
     const waitMs = this.config.CANCEL_GRACE_MS + 2 * this.config.SWEEP_INTERVAL_MS + 1_000;
     const record = await this.views.waitFor(

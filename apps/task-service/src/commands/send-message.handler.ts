@@ -79,7 +79,13 @@ export class SendMessageHandler {
       ...(request.metadata ? { metadata: request.metadata } : {}),
       now: new Date(),
     };
-    await this.tasks.executeIn(client, ctx.tenantId, taskId, (s) => decide(command, s), callerMetadata(ctx));
+    await this.tasks.executeIn(
+      client,
+      ctx.tenantId,
+      taskId,
+      (s) => decide(command, s),
+      callerMetadata(ctx),
+    );
     await this.recordMessageId(client, ctx, request.message.messageId, taskId);
     return taskId;
   }
@@ -91,7 +97,13 @@ export class SendMessageHandler {
     message: Message,
   ): Promise<string> {
     const command = { type: 'AppendUserMessage' as const, message, now: new Date() };
-    await this.tasks.executeIn(client, ctx.tenantId, taskId, (s) => decide(command, s), callerMetadata(ctx));
+    await this.tasks.executeIn(
+      client,
+      ctx.tenantId,
+      taskId,
+      (s) => decide(command, s),
+      callerMetadata(ctx),
+    );
     await this.recordMessageId(client, ctx, message.messageId, taskId);
     return taskId;
   }

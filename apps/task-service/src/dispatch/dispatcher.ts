@@ -101,7 +101,9 @@ export class Dispatcher implements OnApplicationBootstrap, OnModuleDestroy {
       case 'revoke': {
         const session = this.findSession(notice.t, notice.w);
         if (session) {
-          session.send({ leaseRevoked: { taskId: notice.id, leaseEpoch: notice.e, reason: 'lease ended' } });
+          session.send({
+            leaseRevoked: { taskId: notice.id, leaseEpoch: notice.e, reason: 'lease ended' },
+          });
           this.released(session, notice.id);
         }
         return;
@@ -195,7 +197,11 @@ export class Dispatcher implements OnApplicationBootstrap, OnModuleDestroy {
           (state) => decide(command, state),
           { actor: { kind: 'system', id: this.config.REPLICA_ID }, binding: 'dispatcher' },
         );
-        if (after.status !== 'present' || !after.lease || after.lease.workerId !== session.workerId) {
+        if (
+          after.status !== 'present' ||
+          !after.lease ||
+          after.lease.workerId !== session.workerId
+        ) {
           continue;
         }
         reserved.set(session, (reserved.get(session) ?? 0) + 1);

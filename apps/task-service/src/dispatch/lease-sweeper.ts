@@ -73,7 +73,12 @@ export class LeaseSweeper implements OnApplicationBootstrap, OnModuleDestroy {
   /** Expires one overdue lease; null when none is left. */
   private async expireOne(): Promise<number | null> {
     return this.tasks.transact(async (client) => {
-      const due = await client.query<{ tenant_id: string; task_id: string; agent_id: string; lease_epoch: string }>(
+      const due = await client.query<{
+        tenant_id: string;
+        task_id: string;
+        agent_id: string;
+        lease_epoch: string;
+      }>(
         `SELECT tenant_id, task_id, agent_id, lease_epoch FROM ops.task_work
           WHERE status = 'leased' AND lease_expires_at < now()
           ORDER BY lease_expires_at LIMIT 1 FOR UPDATE SKIP LOCKED`,

@@ -1,5 +1,5 @@
-import type { workerPb } from '@lib/a2a-protocol';
 import type { ServerDuplexStream } from '@grpc/grpc-js';
+import type { workerPb } from '@lib/a2a-protocol';
 
 /** One connected worker on this replica. */
 export class WorkerSession {

@@ -33,8 +33,13 @@ export class GrpcServers implements OnApplicationBootstrap, OnApplicationShutdow
     this.commandServer.addService(taskPb.TaskCommandServiceService, this.commands.handlers());
     const host = this.config.TASK_SERVICE_HOST;
     this.workerPort = await bind(this.workerServer, `${host}:${this.config.WORKER_GRPC_PORT}`);
-    this.commandPort = await bind(this.commandServer, `${host}:${this.config.TASK_SERVICE_GRPC_PORT}`);
-    this.logger.log(`worker gRPC on ${host}:${this.workerPort}, command gRPC on ${host}:${this.commandPort}`);
+    this.commandPort = await bind(
+      this.commandServer,
+      `${host}:${this.config.TASK_SERVICE_GRPC_PORT}`,
+    );
+    this.logger.log(
+      `worker gRPC on ${host}:${this.workerPort}, command gRPC on ${host}:${this.commandPort}`,
+    );
   }
 
   async onApplicationShutdown(): Promise<void> {

@@ -42,10 +42,20 @@ export class TaskCommandController {
     };
   }
 
-  private async run(operation: Operation, call: taskPb.OperationCall): Promise<taskPb.OperationResult> {
+  private async run(
+    operation: Operation,
+    call: taskPb.OperationCall,
+  ): Promise<taskPb.OperationResult> {
     const context = call.context;
     if (!context?.tenantId || !context.agentId || !context.principalId) {
-      return { error: { reason: 'INVALID_REQUEST', message: 'call context missing', metadata: {}, fieldViolations: [] } };
+      return {
+        error: {
+          reason: 'INVALID_REQUEST',
+          message: 'call context missing',
+          metadata: {},
+          fieldViolations: [],
+        },
+      };
     }
     const ctx: CallContext = {
       tenantId: context.tenantId,
@@ -61,7 +71,9 @@ export class TaskCommandController {
     } catch (thrown) {
       const error = asA2aError(thrown);
       if (error.reason === 'INTERNAL') {
-        this.logger.error(`operation failed: ${thrown instanceof Error ? (thrown.stack ?? thrown.message) : String(thrown)}`);
+        this.logger.error(
+          `operation failed: ${thrown instanceof Error ? (thrown.stack ?? thrown.message) : String(thrown)}`,
+        );
       }
       return {
         error: {

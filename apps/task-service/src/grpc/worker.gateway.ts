@@ -7,11 +7,11 @@ import {
 } from '@grpc/grpc-js';
 import {
   A2aError,
+  a2aPb,
   decodeArtifact,
   decodeMessage,
   decodeTaskStatus,
   workerPb,
-  a2aPb,
 } from '@lib/a2a-protocol';
 import type { TaskServiceConfig } from '@lib/config';
 import { decide, WorkerUpdateRejected, type WorkerUpdate } from '@lib/task-domain';
@@ -75,13 +75,17 @@ export class WorkerGateway {
   ): Promise<void> {
     const identity = await this.authenticate(call.metadata).catch(() => null);
     if (!identity) {
-      call.destroy(grpcError(GrpcStatus.UNAUTHENTICATED, 'UNAUTHENTICATED', 'invalid worker credential'));
+      call.destroy(
+        grpcError(GrpcStatus.UNAUTHENTICATED, 'UNAUTHENTICATED', 'invalid worker credential'),
+      );
       return;
     }
     let session: WorkerSession | null = null;
     const helloTimer = setTimeout(() => {
       if (!session) {
-        call.destroy(grpcError(GrpcStatus.FAILED_PRECONDITION, 'HELLO_REQUIRED', 'no hello received'));
+        call.destroy(
+          grpcError(GrpcStatus.FAILED_PRECONDITION, 'HELLO_REQUIRED', 'no hello received'),
+        );
       }
     }, HELLO_TIMEOUT_MS);
     const close = (): void => {
@@ -112,7 +116,9 @@ export class WorkerGateway {
             leaseTtlMs: this.config.LEASE_TTL_MS,
           },
         });
-        this.logger.log(`worker ${session.workerId} (${message.hello.identity}) serves ${identity.agentId}`);
+        this.logger.log(
+          `worker ${session.workerId} (${message.hello.identity}) serves ${identity.agentId}`,
+        );
         this.dispatcher.attach(session);
       } else if (message.heartbeat && session) {
         void this.renewLeases(session, message.heartbeat.leases);
@@ -135,12 +141,22 @@ export class WorkerGateway {
           `UPDATE ops.task_work SET lease_expires_at = now() + make_interval(secs => $5::double precision / 1000)
             WHERE tenant_id = $1 AND task_id = $2 AND agent_id = $3 AND lease_epoch = $4
               AND status = 'leased'`,
-          [session.tenantId, lease.taskId, session.agentId, lease.leaseEpoch, this.config.LEASE_TTL_MS],
+          [
+            session.tenantId,
+            lease.taskId,
+            session.agentId,
+            lease.leaseEpoch,
+            this.config.LEASE_TTL_MS,
+          ],
         )
         .catch(() => null);
       if (renewed && renewed.rowCount === 0) {
         session.send({
-          leaseRevoked: { taskId: lease.taskId, leaseEpoch: lease.leaseEpoch, reason: 'lease lost' },
+          leaseRevoked: {
+            taskId: lease.taskId,
+            leaseEpoch: lease.leaseEpoch,
+            reason: 'lease lost',
+          },
         });
         this.dispatcher.released(session, lease.taskId);
       } else if (renewed) {
@@ -149,7 +165,10 @@ export class WorkerGateway {
     }
   }
 
-  private async applyUpdate(request: workerPb.PublishUpdateRequest, metadata: Metadata): Promise<number> {
+  private async applyUpdate(
+    request: workerPb.PublishUpdateRequest,
+    metadata: Metadata,
+  ): Promise<number> {
     const identity = await this.authenticate(metadata);
     if (!identity) {
       throw grpcError(GrpcStatus.UNAUTHENTICATED, 'UNAUTHENTICATED', 'invalid worker credential');
@@ -193,7 +212,10 @@ export class WorkerGateway {
       return error as GrpcError;
     }
     if (error instanceof WorkerUpdateRejected) {
-      const code = error.reason === 'LEASE_LOST' ? GrpcStatus.FAILED_PRECONDITION : GrpcStatus.INVALID_ARGUMENT;
+      const code =
+        error.reason === 'LEASE_LOST'
+          ? GrpcStatus.FAILED_PRECONDITION
+          : GrpcStatus.INVALID_ARGUMENT;
       return grpcError(code, error.reason, error.message);
     }
     if (error instanceof A2aError && error.reason === 'INVALID_PARAMS') {
@@ -220,5 +242,8 @@ function toWorkerUpdate(request: workerPb.PublishUpdateRequest): WorkerUpdate {
       lastChunk: request.artifact.lastChunk,
     };
   }
-  throw new WorkerUpdateRejected('INVALID_UPDATE', 'the update carries no status, message or artifact');
+  throw new WorkerUpdateRejected(
+    'INVALID_UPDATE',
+    'the update carries no status, message or artifact',
+  );
 }

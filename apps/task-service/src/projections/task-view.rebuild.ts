@@ -15,7 +15,10 @@ export interface RebuildReport {
  * Rebuilds the task view from the log. `target: 'live'` replaces `read.task_view` in one transaction (reads
  * keep seeing the old rows until it commits); `target: 'scratch'` builds {@link REBUILD_TABLE} beside it.
  */
-export async function rebuildTaskView(pool: Pool, target: 'live' | 'scratch'): Promise<RebuildReport> {
+export async function rebuildTaskView(
+  pool: Pool,
+  target: 'live' | 'scratch',
+): Promise<RebuildReport> {
   return withTransaction(pool, async (client) => {
     const table = target === 'live' ? 'read.task_view' : REBUILD_TABLE;
     if (target === 'live') {
@@ -40,8 +43,11 @@ export async function rebuildTaskView(pool: Pool, target: 'live' | 'scratch'): P
 }
 
 /** Rows that differ between the live view and the rebuilt scratch table (both directions). */
-export async function diffRebuiltTaskView(pool: Pool): Promise<{ onlyLive: number; onlyRebuilt: number }> {
-  const columns = 'tenant_id, task_id, agent_id, owner_id, context_id, state, status_timestamp, version, task';
+export async function diffRebuiltTaskView(
+  pool: Pool,
+): Promise<{ onlyLive: number; onlyRebuilt: number }> {
+  const columns =
+    'tenant_id, task_id, agent_id, owner_id, context_id, state, status_timestamp, version, task';
   const onlyLive = await pool.query<{ count: string }>(
     `SELECT count(*) AS count FROM (SELECT ${columns} FROM read.task_view
        EXCEPT SELECT ${columns} FROM ${REBUILD_TABLE}) d`,
