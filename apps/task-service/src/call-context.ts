@@ -16,6 +16,6 @@ export function callerMetadata(ctx: CallContext): EventMetadata {
     actor: { kind: 'caller', id: ctx.principalId },
     binding: ctx.binding,
     ...(ctx.traceparent ? { traceparent: ctx.traceparent } : {}),
-    ...(ctx.requestId ? { correlationId: ctx.requestId } : {}),
+    ...(ctx.requestId ? { correlationId: ctx.requestId, causationId: ctx.requestId } : {}),
   };
 }

@@ -14,7 +14,7 @@ import { AgentWorker, type AgentWorkerOptions } from './agent-worker';
 import type { WorkerLogger } from './worker-logger';
 import { WorkerError } from './worker.errors';
 
-const silent: WorkerLogger = { debug: () => {}, info: () => {}, warn: () => {}, error: () => {} };
+const silent: WorkerLogger = process.env['SDK_DEBUG'] ? { debug: (m, f) => console.log(Date.now() % 100000, 'D', m, f), info: (m, f) => console.log(Date.now() % 100000, 'I', m, f), warn: (m, f) => console.log(Date.now() % 100000, 'W', m, f), error: (m, f) => console.log(Date.now() % 100000, 'E', m, f) } : { debug: () => {}, info: () => {}, warn: () => {}, error: () => {} };
 
 interface ReceivedUpdate {
   request: workerPb.PublishUpdateRequest;

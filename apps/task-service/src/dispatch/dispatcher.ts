@@ -94,12 +94,12 @@ export class Dispatcher implements OnApplicationBootstrap, OnModuleDestroy {
         this.kickKey(agentKey(notice.t, notice.a));
         return;
       case 'cancel':
-        this.findSession(notice.t, notice.w)?.send({
+        this.findSession(notice.t, notice.id, notice.e, notice.w)?.send({
           cancel: { taskId: notice.id, leaseEpoch: notice.e },
         });
         return;
       case 'revoke': {
-        const session = this.findSession(notice.t, notice.w);
+        const session = this.findSession(notice.t, notice.id, notice.e, notice.w);
         if (session) {
           session.send({
             leaseRevoked: { taskId: notice.id, leaseEpoch: notice.e, reason: 'lease ended' },
@@ -113,15 +113,31 @@ export class Dispatcher implements OnApplicationBootstrap, OnModuleDestroy {
     }
   }
 
-  private findSession(tenantId: string, workerId: string): WorkerSession | undefined {
+  /**
+   * The local session running lease `epoch` of a task: the one that reported it in a heartbeat (a worker
+   * that reconnected has a new worker id), else the session the lease was granted to.
+   */
+  private findSession(
+    tenantId: string,
+    taskId: string,
+    epoch: number,
+    workerId: string,
+  ): WorkerSession | undefined {
+    let granted: WorkerSession | undefined;
     for (const set of this.sessions.values()) {
       for (const session of set) {
-        if (session.workerId === workerId && session.tenantId === tenantId) {
+        if (session.tenantId !== tenantId) {
+          continue;
+        }
+        if (session.inflight.get(taskId) === epoch) {
           return session;
+        }
+        if (session.workerId === workerId) {
+          granted = session;
         }
       }
     }
-    return undefined;
+    return granted;
   }
 
   /** Runs one claim loop per agent at a time; a kick during a run schedules one more run. */

@@ -1,0 +1,336 @@
+/**
+ * Blocking SendMessage throughput and latency against the standalone platform (`npm run bench`).
+ *
+ * Creates a throw-away database, boots `dist/apps/standalone/src/main.js` (ingress + task-service in one
+ * process, the example workers as child processes), warms up, then runs closed-loop clients that send a
+ * blocking SendMessage to the `echo` agent, back to back, at each concurrency level for a fixed time.
+ * Only loopback traffic. Options: `--seconds N` (per level, default 15), `--warmup N` (seconds, default 3),
+ * `--levels 1,16,64`.
+ */
+import { createTestDatabase, sleep, startStandalone, type TestDatabase } from '@lib/testing';
+import { randomUUID } from 'node:crypto';
+import { cpus, totalmem } from 'node:os';
+import { performance } from 'node:perf_hooks';
+import type { Pool } from 'pg';
+
+interface Options {
+  seconds: number;
+  warmupSeconds: number;
+  levels: number[];
+}
+
+interface LevelResult {
+  concurrency: number;
+  requests: number;
+  errors: number;
+  elapsedMs: number;
+  latenciesMs: number[];
+  errorSamples: Map<string, number>;
+  /** Postgres transactions committed in the benchmark database during the level (pg_stat_database). */
+  commits: number | null;
+  /** Events appended to events.messages during the level. */
+  events: number;
+}
+
+const DEFAULT_SECONDS = 15;
+const DEFAULT_WARMUP_SECONDS = 3;
+const DEFAULT_LEVELS = [1, 16, 64];
+/** Per request: a blocking SendMessage returns within BLOCKING_SEND_TIMEOUT_MS (60 s) at the latest. */
+const REQUEST_TIMEOUT_MS = 70_000;
+
+function parseOptions(argv: string[]): Options {
+  const options: Options = {
+    seconds: DEFAULT_SECONDS,
+    warmupSeconds: DEFAULT_WARMUP_SECONDS,
+    levels: DEFAULT_LEVELS,
+  };
+  for (let i = 0; i < argv.length; i++) {
+    const flag = argv[i];
+    const value = argv[i + 1];
+    const positive = (): number => {
+      const n = Number(value);
+      if (!Number.isFinite(n) || n <= 0) {
+        throw new Error(`${flag} needs a positive number, got ${String(value)}`);
+      }
+      i++;
+      return n;
+    };
+    switch (flag) {
+      case '--seconds':
+        options.seconds = positive();
+        break;
+      case '--warmup':
+        options.warmupSeconds = positive();
+        break;
+      case '--levels':
+        options.levels = String(value)
+          .split(',')
+          .map((level) => Number.parseInt(level, 10));
+        if (options.levels.some((level) => !Number.isInteger(level) || level < 1)) {
+          throw new Error(
+            `--levels needs a comma-separated list of positive integers, got ${String(value)}`,
+          );
+        }
+        i++;
+        break;
+      default:
+        throw new Error(
+          `unknown argument ${String(flag)} (known: --seconds N, --warmup N, --levels 1,16,64)`,
+        );
+    }
+  }
+  return options;
+}
+
+/** One blocking SendMessage; resolves to null when the task came back COMPLETED, else to an error label. */
+async function sendOnce(url: string): Promise<string | null> {
+  const body = JSON.stringify({
+    jsonrpc: '2.0',
+    id: 1,
+    method: 'SendMessage',
+    params: {
+      message: { messageId: randomUUID(), role: 'ROLE_USER', parts: [{ text: 'hello' }] },
+    },
+  });
+  try {
+    const response = await fetch(url, {
+      method: 'POST',
+      headers: {
+        'Content-Type': 'application/json',
+        'A2A-Version': '1.0',
+        'X-API-Key': 'demo-key',
+      },
+      body,
+      signal: AbortSignal.timeout(REQUEST_TIMEOUT_MS),
+    });
+    const text = await response.text();
+    if (!response.ok) {
+      return `HTTP ${response.status}`;
+    }
+    const json = JSON.parse(text) as {
+      result?: { task?: { status?: { state?: string } } };
+      error?: { code?: number; message?: string };
+    };
+    if (json.error) {
+      return `JSON-RPC error ${String(json.error.code)}: ${String(json.error.message).slice(0, 80)}`;
+    }
+    const state = json.result?.task?.status?.state;
+    return state === 'TASK_STATE_COMPLETED' ? null : `task ended ${String(state)}`;
+  } catch (error) {
+    return `exception: ${error instanceof Error ? `${error.name}: ${error.message}` : String(error)}`;
+  }
+}
+
+async function databaseCommits(pool: Pool): Promise<number | null> {
+  const result = await pool.query<{ xact_commit: string }>(
+    'SELECT xact_commit FROM pg_stat_database WHERE datname = current_database()',
+  );
+  const value = result.rows[0]?.xact_commit;
+  return value === undefined ? null : Number(value);
+}
+
+async function eventCount(pool: Pool): Promise<number> {
+  const result = await pool.query<{ n: string }>('SELECT count(*) AS n FROM events.messages');
+  return Number(result.rows[0]?.n ?? 0);
+}
+
+/**
+ * Backends publish their counters to pg_stat_database at most once a second while busy and within
+ * 10 s once idle (Postgres 15: PGSTAT_IDLE_INTERVAL), so the platform's pooled connections are given
+ * that long before the counter is read.
+ */
+const STATS_SETTLE_MS = 11_000;
+
+async function settledCommits(pool: Pool): Promise<number | null> {
+  await sleep(STATS_SETTLE_MS);
+  return databaseCommits(pool);
+}
+
+/** Closed loop: `concurrency` clients each send one request after another until `durationMs` has passed. */
+async function runLevel(
+  url: string,
+  concurrency: number,
+  durationMs: number,
+): Promise<Omit<LevelResult, 'commits' | 'events'>> {
+  const latenciesMs: number[] = [];
+  const errorSamples = new Map<string, number>();
+  let errors = 0;
+  const started = performance.now();
+  const end = started + durationMs;
+  const client = async (): Promise<void> => {
+    while (performance.now() < end) {
+      const sent = performance.now();
+      const error = await sendOnce(url);
+      if (error === null) {
+        latenciesMs.push(performance.now() - sent);
+      } else {
+        errors++;
+        errorSamples.set(error, (errorSamples.get(error) ?? 0) + 1);
+      }
+    }
+  };
+  await Promise.all(Array.from({ length: concurrency }, () => client()));
+  return {
+    concurrency,
+    requests: latenciesMs.length,
+    errors,
+    elapsedMs: performance.now() - started,
+    latenciesMs,
+    errorSamples,
+  };
+}
+
+function percentile(sorted: number[], p: number): number {
+  if (sorted.length === 0) {
+    return Number.NaN;
+  }
+  const rank = Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1));
+  return sorted[rank] as number;
+}
+
+function table(headers: string[], rows: string[][]): string {
+  const widths = headers.map((h, i) => Math.max(h.length, ...rows.map((r) => (r[i] ?? '').length)));
+  const line = (cells: string[]): string =>
+    `| ${cells.map((c, i) => c.padStart(widths[i] ?? 0)).join(' | ')} |`;
+  return [
+    line(headers),
+    `|${widths.map((w) => `${'-'.repeat(w + 1)}:`).join('|')}|`,
+    ...rows.map(line),
+  ].join('\n');
+}
+
+async function main(): Promise<number> {
+  const options = parseOptions(process.argv.slice(2));
+  const cpuList = cpus();
+  console.log('# Blocking SendMessage to demo/echo (standalone platform, loopback)');
+  console.log(
+    `per level: ${options.seconds} s; warm-up: ${options.warmupSeconds} s at concurrency 16; levels: ${options.levels.join(', ')}`,
+  );
+
+  let db: TestDatabase | null = null;
+  let platform: Awaited<ReturnType<typeof startStandalone>> | null = null;
+  try {
+    db = await createTestDatabase('bench');
+    const pgVersion =
+      (await db.pool.query<{ version: string }>('SELECT version()')).rows[0]?.version ?? '?';
+    console.log('');
+    console.log('## Machine');
+    console.log(`CPU: ${cpuList[0]?.model.trim() ?? 'unknown'} x ${cpuList.length}`);
+    console.log(`memory: ${(totalmem() / 1024 ** 3).toFixed(1)} GiB`);
+    console.log(`Node: ${process.version}`);
+    console.log(`Postgres: ${pgVersion}`);
+
+    const bootStarted = performance.now();
+    platform = await startStandalone({ POSTGRES_URL: db.url });
+    console.log(
+      `platform ready in ${Math.round(performance.now() - bootStarted)} ms (pid ${String(platform.process.pid)})`,
+    );
+    const url = `${platform.baseUrl}/agents/demo/echo/jsonrpc`;
+
+    const probe = await sendOnce(url);
+    if (probe !== null) {
+      throw new Error(`the first SendMessage failed: ${probe}\n${platform.process.log}`);
+    }
+    const warm = await runLevel(url, 16, options.warmupSeconds * 1_000);
+    console.log(`warm-up: ${warm.requests} requests, ${warm.errors} errors`);
+
+    // The idle platform commits too (dispatcher polls, lease sweeps): measure that rate once, then take it
+    // off each level's count, together with the bench's own three reads per level.
+    let commitsBefore = await settledCommits(db.pool);
+    let readAt = performance.now();
+    const idleCommits = await settledCommits(db.pool);
+    const idleRate =
+      commitsBefore === null || idleCommits === null
+        ? 0
+        : Math.max(0, idleCommits - commitsBefore - 1) / (performance.now() - readAt);
+    commitsBefore = idleCommits;
+    readAt = performance.now();
+    console.log(
+      `idle platform: ${(idleRate * 1_000).toFixed(1)} commits/s (background polls and sweeps)`,
+    );
+
+    const results: LevelResult[] = [];
+    for (const concurrency of options.levels) {
+      const eventsBefore = await eventCount(db.pool);
+      const result = await runLevel(url, concurrency, options.seconds * 1_000);
+      const eventsAfter = await eventCount(db.pool);
+      const commitsAfter = await settledCommits(db.pool);
+      const now = performance.now();
+      results.push({
+        ...result,
+        commits:
+          commitsBefore === null || commitsAfter === null
+            ? null
+            : commitsAfter - commitsBefore - 3 - Math.round(idleRate * (now - readAt)),
+        events: eventsAfter - eventsBefore,
+      });
+      commitsBefore = commitsAfter;
+      readAt = now;
+      console.log(
+        `concurrency ${concurrency}: done (${result.requests} ok, ${result.errors} errors)`,
+      );
+    }
+
+    console.log('');
+    console.log('## Results');
+    const fmt = (n: number, digits = 1): string => (Number.isFinite(n) ? n.toFixed(digits) : '-');
+    console.log(
+      table(
+        ['concurrency', 'requests', 'errors', 'requests/s', 'p50 ms', 'p99 ms', 'max ms'],
+        results.map((r) => {
+          const sorted = [...r.latenciesMs].sort((a, b) => a - b);
+          return [
+            String(r.concurrency),
+            String(r.requests),
+            String(r.errors),
+            fmt(r.requests / (r.elapsedMs / 1_000)),
+            fmt(percentile(sorted, 50)),
+            fmt(percentile(sorted, 99)),
+            fmt(sorted.at(-1) ?? Number.NaN),
+          ];
+        }),
+      ),
+    );
+    console.log('');
+    console.log('## Postgres work per request');
+    console.log(
+      table(
+        ['concurrency', 'events/request', 'commits/request'],
+        results.map((r) => {
+          const total = r.requests + r.errors;
+          return [
+            String(r.concurrency),
+            total > 0 ? fmt(r.events / total, 2) : '-',
+            total > 0 && r.commits !== null ? fmt(r.commits / total, 2) : '-',
+          ];
+        }),
+      ),
+    );
+    console.log(
+      "commits: xact_commit of the benchmark database (pg_stat_database) over the level, less the idle rate and the bench's own reads;\n" +
+        'a statement outside an explicit transaction counts as one. events: rows appended to events.messages.',
+    );
+    const errorLines = results.flatMap((r) =>
+      [...r.errorSamples].map(([what, n]) => `concurrency ${r.concurrency}: ${n} x ${what}`),
+    );
+    if (errorLines.length > 0) {
+      console.log('');
+      console.log('## Errors');
+      errorLines.forEach((line) => console.log(line));
+    }
+    return results.every((r) => r.requests > 0) ? 0 : 1;
+  } finally {
+    await platform?.process.stop().catch(() => undefined);
+    await db
+      ?.drop()
+      .catch((error: unknown) => console.error(`could not drop the database: ${String(error)}`));
+  }
+}
+
+main().then(
+  (code) => process.exit(code),
+  (error: unknown) => {
+    console.error(error instanceof Error ? (error.stack ?? error.message) : String(error));
+    process.exit(1);
+  },
+);
