@@ -95,7 +95,7 @@ export class WorkerChannel implements UpdateSender {
         request,
         metadata,
         { deadline: Date.now() + timeoutMs },
-        (error: ServiceError | null) => resolve(error ? { ok: false, failure: toFailure(error) } : { ok: true }),
+        (error: ServiceError | null) => (process.env['SDK_DEBUG'] && console.log(Date.now() % 100000, 'SEND', request.taskId, request.status?.state, error?.code)) || resolve(error ? { ok: false, failure: toFailure(error) } : { ok: true }),
       );
     });
   }
