@@ -10,10 +10,15 @@ import { BinaryReader, BinaryWriter } from "@bufbuild/protobuf/wire";
 export const protobufPackage = "google.protobuf";
 
 /**
- * `NullValue` is a singleton enumeration to represent the null value for the
- * `Value` type union.
+ * Represents a JSON `null`.
  *
- * The JSON representation for `NullValue` is JSON `null`.
+ * `NullValue` is a sentinel, using an enum with only one value to represent
+ * the null value for the `Value` type union.
+ *
+ * A field of type `NullValue` with any value other than `0` is considered
+ * invalid. Most ProtoJSON serializers will emit a Value with a `null_value` set
+ * as a JSON `null` regardless of the integer value, and so will round trip to
+ * a `0` value.
  */
 export const NullValue = {
   /** NULL_VALUE - Null value. */
@@ -55,14 +60,19 @@ export function nullValueToNumber(object: NullValue): number {
 }
 
 /**
- * `Struct` represents a structured data value, consisting of fields
- * which map to dynamically typed values. In some languages, `Struct`
- * might be supported by a native representation. For example, in
- * scripting languages like JS a struct is represented as an
- * object. The details of that representation are described together
- * with the proto support for the language.
+ * Represents a JSON object.
  *
- * The JSON representation for `Struct` is JSON object.
+ * An unordered key-value map, intending to perfectly capture the semantics of a
+ * JSON object. This enables parsing any arbitrary JSON payload as a message
+ * field in ProtoJSON format.
+ *
+ * This follows RFC 8259 guidelines for interoperable JSON: notably this type
+ * cannot represent large Int64 values or `NaN`/`Infinity` numbers,
+ * since the JSON format generally does not support those values in its number
+ * type.
+ *
+ * If you do not intend to parse arbitrary JSON into your message, a custom
+ * typed message should be preferred instead of using this type.
  */
 export interface Struct {
   /** Unordered map of dynamically typed values. */
@@ -75,43 +85,44 @@ export interface Struct_FieldsEntry {
 }
 
 /**
+ * Represents a JSON value.
+ *
  * `Value` represents a dynamically typed value which can be either
  * null, a number, a string, a boolean, a recursive struct value, or a
  * list of values. A producer of value is expected to set one of these
- * variants. Absence of any variant indicates an error.
- *
- * The JSON representation for `Value` is JSON value.
+ * variants. Absence of any variant is an invalid state.
  */
 export interface Value {
-  /** Represents a null value. */
+  /** Represents a JSON `null`. */
   nullValue?:
     | NullValue
     | undefined;
-  /** Represents a double value. */
+  /**
+   * Represents a JSON number. Must not be `NaN`, `Infinity` or
+   * `-Infinity`, since those are not supported in JSON. This also cannot
+   * represent large Int64 values, since JSON format generally does not
+   * support them in its number type.
+   */
   numberValue?:
     | number
     | undefined;
-  /** Represents a string value. */
+  /** Represents a JSON string. */
   stringValue?:
     | string
     | undefined;
-  /** Represents a boolean value. */
+  /** Represents a JSON boolean (`true` or `false` literal in JSON). */
   boolValue?:
     | boolean
     | undefined;
-  /** Represents a structured value. */
+  /** Represents a JSON object. */
   structValue?:
     | { [key: string]: any }
     | undefined;
-  /** Represents a repeated `Value`. */
+  /** Represents a JSON array. */
   listValue?: Array<any> | undefined;
 }
 
-/**
- * `ListValue` is a wrapper around a repeated field of values.
- *
- * The JSON representation for `ListValue` is JSON array.
- */
+/** Represents a JSON array. */
 export interface ListValue {
   /** Repeated field of dynamically typed values. */
   values: any[];
