@@ -12,11 +12,22 @@ const user = (text: string, metadata?: Message['metadata']): Message => ({
   parts: [{ text }],
   ...(metadata ? { metadata } : {}),
 });
-const agent = (text: string): Message => ({ messageId: `a-${text}`, role: 'ROLE_AGENT', parts: [{ text }] });
+const agent = (text: string): Message => ({
+  messageId: `a-${text}`,
+  role: 'ROLE_AGENT',
+  parts: [{ text }],
+});
 
 function contextOf(userMessage: Message, history: Message[] = [userMessage]): RequestContext {
   const task: Task = { id: 't', contextId: 'c', status: { state: 'TASK_STATE_WORKING' }, history };
-  return { taskId: 't', contextId: 'c', userMessage, task, attempt: 1, signal: new AbortController().signal };
+  return {
+    taskId: 't',
+    contextId: 'c',
+    userMessage,
+    task,
+    attempt: 1,
+    signal: new AbortController().signal,
+  };
 }
 
 /** Records what an agent publishes, as short lines. */
@@ -28,7 +39,9 @@ function recordingBus(): { bus: ExecutionEventBus; lines: string[] } {
       lines.push(`${update.status.state.replace('TASK_STATE_', '')}${text}`);
     } else if (update.kind === 'artifact') {
       const flags = `${update.append ? '+' : ''}${update.lastChunk ? '!' : ''}`;
-      lines.push(`artifact ${update.artifact.artifactId}${flags} ${joinedText({ ...agent(''), parts: update.artifact.parts })}`);
+      lines.push(
+        `artifact ${update.artifact.artifactId}${flags} ${joinedText({ ...agent(''), parts: update.artifact.parts })}`,
+      );
     } else {
       lines.push(`message ${joinedText(update.message)}`);
     }
@@ -40,7 +53,11 @@ function recordingBus(): { bus: ExecutionEventBus; lines: string[] } {
       status:
         content === undefined
           ? { state }
-          : { state, message: typeof content === 'string' ? agent(content) : { ...agent(''), parts: content } },
+          : {
+              state,
+              message:
+                typeof content === 'string' ? agent(content) : { ...agent(''), parts: content },
+            },
     });
   const bus: ExecutionEventBus = {
     working: (text) => status('TASK_STATE_WORKING', text),
@@ -80,7 +97,11 @@ describe('joinedText', () => {
 describe('echo agent', () => {
   it('reports WORKING, echoes the text as the artifact "echo", then completes', async () => {
     const { bus, lines } = recordingBus();
-    const message: Message = { messageId: 'm', role: 'ROLE_USER', parts: [{ text: 'hello' }, { text: 'world' }] };
+    const message: Message = {
+      messageId: 'm',
+      role: 'ROLE_USER',
+      parts: [{ text: 'hello' }, { text: 'world' }],
+    };
     await new EchoAgent().execute(contextOf(message), bus);
     expect(lines).toEqual(['WORKING', 'artifact echo! hello\nworld', 'COMPLETED']);
   });
@@ -99,7 +120,10 @@ describe('interview agent', () => {
   it('greets once the question was asked and answered', () => {
     const answer = user('  Ada Lovelace ');
     const { task } = contextOf(answer, [user('hi'), agent(INTERVIEW_QUESTION), answer]);
-    expect(nextInterviewStep(task, answer)).toEqual({ kind: 'greet', text: 'Nice to meet you, Ada Lovelace!' });
+    expect(nextInterviewStep(task, answer)).toEqual({
+      kind: 'greet',
+      text: 'Nice to meet you, Ada Lovelace!',
+    });
   });
 
   it('asks again when the answer is empty', () => {
@@ -115,7 +139,10 @@ describe('interview agent', () => {
 
     const second = recordingBus();
     const answer = user('Ada');
-    await new InterviewAgent().execute(contextOf(answer, [user('hi'), agent(INTERVIEW_QUESTION), answer]), second.bus);
+    await new InterviewAgent().execute(
+      contextOf(answer, [user('hi'), agent(INTERVIEW_QUESTION), answer]),
+      second.bus,
+    );
     expect(second.lines).toEqual(['artifact greeting! Nice to meet you, Ada!', 'COMPLETED']);
   });
 });

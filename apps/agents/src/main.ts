@@ -24,7 +24,9 @@ async function main(): Promise<number> {
   }
   const config = loadConfig(workerSchema);
   if (!config.WORKER_SECRET) {
-    console.error('WORKER_SECRET is required: the secret of the worker credential issued for this agent');
+    console.error(
+      'WORKER_SECRET is required: the secret of the worker credential issued for this agent',
+    );
     return 1;
   }
   const worker = AgentWorker.create({

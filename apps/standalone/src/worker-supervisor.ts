@@ -47,7 +47,8 @@ export class WorkerSupervisor {
           new Promise<void>((resolve) => {
             child.once('exit', () => resolve());
             child.kill('SIGTERM');
-            setTimeout(() => child.kill('SIGKILL'), 5_000).unref();
+            // Past the worker SDK's default drain grace (10 s), in-flight tasks are given up.
+            setTimeout(() => child.kill('SIGKILL'), 15_000).unref();
           }),
       ),
     );

@@ -72,6 +72,11 @@ export class TaskRepository {
     const streamId = taskStreamId(tenantId, taskId);
     const history = await readStream<TaskEvent>(client, tenantId, streamId);
     const before = foldTask(history.map((e) => e.event));
+    // A command carrying an idempotency key (its causation id) that the stream already holds is a repeat.
+    const key = metadata.idempotencyKey;
+    if (key && history.some((e) => e.metadata.idempotencyKey === key)) {
+      return { before, after: before, appended: [] };
+    }
     const events = decision(before);
     if (events.length === 0) {
       return { before, after: before, appended: [] };

@@ -198,6 +198,71 @@ describe('task-service against real Postgres and gRPC', () => {
     b.disconnect();
   });
 
+  it('refuses a worker with an unknown credential with UNAUTHENTICATED', async () => {
+    const intruder = new RawWorker(replica.workerTarget, 'not-a-credential');
+    workers.push(intruder);
+    const refused = await intruder.connect().catch((e: unknown) => e);
+    expect((refused as { code?: number }).code).toBe(16);
+    const publish = await intruder
+      .publishStatus('any', 1, { state: 'TASK_STATE_COMPLETED' })
+      .catch((e: unknown) => e);
+    expect((publish as { code?: number }).code).toBe(16);
+  });
+
+  it('applies a retried worker update once (same update id)', async () => {
+    const w = await worker();
+    const sent = taskOf(
+      await commands.call('sendMessage', alice, {
+        message: userMessage('retry me'),
+        configuration: { returnImmediately: true },
+      }),
+    );
+    const job = await w.nextAssignment();
+    const chunk = { artifactId: 'a', parts: [{ text: 'once' }] };
+    const first = await w
+      .publishArtifact(job.taskId, job.leaseEpoch, chunk, true, false, 'u-1')
+      .catch((e: unknown) => e);
+    expect(workerErrorReason(first)).toBe('INVALID_UPDATE');
+    const v1 = await w.publishArtifact(job.taskId, job.leaseEpoch, chunk, false, false, 'u-2');
+    const v2 = await w.publishArtifact(job.taskId, job.leaseEpoch, chunk, false, false, 'u-2');
+    expect(v2).toBe(v1);
+    await w.publishStatus(job.taskId, job.leaseEpoch, { state: 'TASK_STATE_COMPLETED' }, 'u-3');
+    expect(
+      await w.publishStatus(job.taskId, job.leaseEpoch, { state: 'TASK_STATE_COMPLETED' }, 'u-3'),
+    ).toBe(v1 + 1);
+    const task = await commands.call<Task>('getTask', alice, { id: sent.id });
+    expect(task.artifacts).toEqual([chunk]);
+    w.disconnect();
+  });
+
+  it('counts the leases a reconnecting worker still runs against its capacity', async () => {
+    const first = await worker();
+    const sent = taskOf(
+      await commands.call('sendMessage', alice, {
+        message: userMessage('keep going'),
+        configuration: { returnImmediately: true },
+      }),
+    );
+    const job = await first.nextAssignment();
+    first.vanish();
+    const again = new RawWorker(replica.workerTarget, workerSecret('echo'));
+    workers.push(again);
+    await again.connect(1, [{ taskId: job.taskId, leaseEpoch: job.leaseEpoch }]);
+    const queued = taskOf(
+      await commands.call('sendMessage', alice, {
+        message: userMessage('must wait'),
+        configuration: { returnImmediately: true },
+      }),
+    );
+    await expect(again.nextAssignment(600)).rejects.toThrow(/timed out/);
+    again.heartbeat([{ taskId: job.taskId, leaseEpoch: job.leaseEpoch }]);
+    await again.publishStatus(sent.id, job.leaseEpoch, { state: 'TASK_STATE_COMPLETED' });
+    const next = await again.nextAssignment();
+    expect(next.taskId).toBe(queued.id);
+    await again.publishStatus(next.taskId, next.leaseEpoch, { state: 'TASK_STATE_COMPLETED' });
+    again.disconnect();
+  });
+
   it('keeps a lease alive while the worker heart-beats past the TTL', async () => {
     const w = await worker();
     const sent = taskOf(

@@ -10,6 +10,8 @@ export interface EventMetadata {
   /** The event or request that caused this one. */
   causationId?: string;
   correlationId?: string;
+  /** Set by a sender that may retry: a command with a key already in the stream is not applied again. */
+  idempotencyKey?: string;
 }
 
 export interface NewEvent<

@@ -31,7 +31,10 @@ export class RawWorker {
   }
 
   /** Opens the session and waits for the welcome. */
-  async connect(maxConcurrentTasks = 4): Promise<workerPb.Welcome> {
+  async connect(
+    maxConcurrentTasks = 4,
+    leases: workerPb.LeaseRef[] = [],
+  ): Promise<workerPb.Welcome> {
     const stream = this.client.connect(this.metadata());
     this.stream = stream;
     stream.on('data', (message: workerPb.PlatformMessage) => {
@@ -42,7 +45,7 @@ export class RawWorker {
       this.closedWith = error;
       this.waiters.splice(0).forEach((wake) => wake());
     });
-    stream.write({ hello: { identity: 'raw-test-worker', maxConcurrentTasks } });
+    stream.write({ hello: { identity: 'raw-test-worker', maxConcurrentTasks, leases } });
     const welcome = (await this.next((m) => m.welcome !== undefined)).welcome;
     if (!welcome) {
       throw new Error('no welcome');
@@ -86,12 +89,32 @@ export class RawWorker {
     this.stream?.write({ heartbeat: { leases } });
   }
 
-  publishStatus(taskId: string, leaseEpoch: number, status: TaskStatus): Promise<number> {
-    return this.publish({ taskId, leaseEpoch, status: a2aPb.TaskStatus.fromJSON(status) });
+  publishStatus(
+    taskId: string,
+    leaseEpoch: number,
+    status: TaskStatus,
+    updateId = '',
+  ): Promise<number> {
+    return this.publish({
+      taskId,
+      leaseEpoch,
+      updateId,
+      status: a2aPb.TaskStatus.fromJSON(status),
+    });
   }
 
-  publishMessage(taskId: string, leaseEpoch: number, message: Message): Promise<number> {
-    return this.publish({ taskId, leaseEpoch, message: a2aPb.Message.fromJSON(message) });
+  publishMessage(
+    taskId: string,
+    leaseEpoch: number,
+    message: Message,
+    updateId = '',
+  ): Promise<number> {
+    return this.publish({
+      taskId,
+      leaseEpoch,
+      updateId,
+      message: a2aPb.Message.fromJSON(message),
+    });
   }
 
   publishArtifact(
@@ -100,10 +123,12 @@ export class RawWorker {
     artifact: Artifact,
     append = false,
     lastChunk = true,
+    updateId = '',
   ): Promise<number> {
     return this.publish({
       taskId,
       leaseEpoch,
+      updateId,
       artifact: { artifact: a2aPb.Artifact.fromJSON(artifact), append, lastChunk },
     });
   }

@@ -15,7 +15,11 @@ describe('agentMessage', () => {
   });
 
   it('keeps the given parts as they are', () => {
-    const parts = [textPart('a'), { data: { n: 1 } }, { url: 'https://example.com/x', mediaType: 'text/html' }];
+    const parts = [
+      textPart('a'),
+      { data: { n: 1 } },
+      { url: 'https://example.com/x', mediaType: 'text/html' },
+    ];
     expect(agentMessage(scope, parts).parts).toEqual(parts);
   });
 

@@ -1,8 +1,8 @@
 import {
+  status as GrpcStatus,
   Metadata,
   Server,
   ServerCredentials,
-  status as GrpcStatus,
   type sendUnaryData,
   type ServerDuplexStream,
   type ServerUnaryCall,
@@ -14,7 +14,7 @@ import { AgentWorker, type AgentWorkerOptions } from './agent-worker';
 import type { WorkerLogger } from './worker-logger';
 import { WorkerError } from './worker.errors';
 
-const silent: WorkerLogger = process.env['SDK_DEBUG'] ? { debug: (m, f) => console.log(Date.now() % 100000, 'D', m, f), info: (m, f) => console.log(Date.now() % 100000, 'I', m, f), warn: (m, f) => console.log(Date.now() % 100000, 'W', m, f), error: (m, f) => console.log(Date.now() % 100000, 'E', m, f) } : { debug: () => {}, info: () => {}, warn: () => {}, error: () => {} };
+const silent: WorkerLogger = { debug: () => {}, info: () => {}, warn: () => {}, error: () => {} };
 
 interface ReceivedUpdate {
   request: workerPb.PublishUpdateRequest;
@@ -31,7 +31,10 @@ class FakePlatform {
   readonly updates: ReceivedUpdate[] = [];
   /** Answers to the next PublishUpdate calls; success once empty. */
   readonly replies: Reply[] = [];
-  private readonly sessions: ServerDuplexStream<workerPb.WorkerMessage, workerPb.PlatformMessage>[] = [];
+  private readonly sessions: ServerDuplexStream<
+    workerPb.WorkerMessage,
+    workerPb.PlatformMessage
+  >[] = [];
   private server: Server | undefined;
   port = 0;
 
@@ -110,15 +113,24 @@ class FakePlatform {
     return this.updates
       .filter((u) => u.request.taskId === taskId)
       .map((u) =>
-        u.request.status ? u.request.status.state.replace('TASK_STATE_', '') : u.request.artifact ? 'artifact' : 'message',
+        u.request.status
+          ? u.request.status.state.replace('TASK_STATE_', '')
+          : u.request.artifact
+            ? 'artifact'
+            : 'message',
       );
   }
 
-  private onConnect(call: ServerDuplexStream<workerPb.WorkerMessage, workerPb.PlatformMessage>): void {
+  private onConnect(
+    call: ServerDuplexStream<workerPb.WorkerMessage, workerPb.PlatformMessage>,
+  ): void {
     const authorization = String(call.metadata.get('authorization')[0] ?? '');
     if (this.refuse) {
       // grpc-js turns `call.destroy(error)` into CANCELLED on the client; emitting 'error' sends the code.
-      call.emit('error', Object.assign(new Error('invalid worker credential'), { code: GrpcStatus.UNAUTHENTICATED }));
+      call.emit(
+        'error',
+        Object.assign(new Error('invalid worker credential'), { code: GrpcStatus.UNAUTHENTICATED }),
+      );
       return;
     }
     call.on('data', (message: workerPb.WorkerMessage) => {
@@ -153,22 +165,35 @@ async function until(check: () => boolean, what: string, timeoutMs = 5_000): Pro
   }
 }
 
-/** An executor whose `execute` reports WORKING and then waits until the test releases it. */
+/** An executor whose `execute` reports WORKING and then waits until the test releases it (or it aborts). */
 class GatedExecutor implements AgentExecutor {
   readonly contexts = new Map<string, RequestContext>();
-  private readonly gates = new Map<string, () => void>();
+  private readonly gates = new Map<string, { opened: Promise<void>; open: () => void }>();
 
-  async execute(context: RequestContext, events: Parameters<AgentExecutor['execute']>[1]): Promise<void> {
+  async execute(
+    context: RequestContext,
+    events: Parameters<AgentExecutor['execute']>[1],
+  ): Promise<void> {
     this.contexts.set(context.taskId, context);
     await events.working('started');
-    await new Promise<void>((resolve) => {
-      this.gates.set(context.taskId, resolve);
-      context.signal.addEventListener('abort', () => resolve());
-    });
+    const gate = this.gate(context.taskId);
+    context.signal.addEventListener('abort', gate.open);
+    await gate.opened;
   }
 
   release(taskId: string): void {
-    this.gates.get(taskId)?.();
+    this.gate(taskId).open();
+  }
+
+  private gate(taskId: string): { opened: Promise<void>; open: () => void } {
+    let gate = this.gates.get(taskId);
+    if (!gate) {
+      let open = (): void => undefined;
+      const opened = new Promise<void>((resolve) => (open = resolve));
+      gate = { opened, open };
+      this.gates.set(taskId, gate);
+    }
+    return gate;
   }
 }
 
@@ -178,7 +203,12 @@ const platforms: FakePlatform[] = [];
 async function setUp(
   options: Partial<AgentWorkerOptions> = {},
   platform = new FakePlatform(),
-): Promise<{ platform: FakePlatform; worker: AgentWorker; executor: GatedExecutor; running: Promise<void> }> {
+): Promise<{
+  platform: FakePlatform;
+  worker: AgentWorker;
+  executor: GatedExecutor;
+  running: Promise<void>;
+}> {
   await platform.start();
   platforms.push(platform);
   const executor = new GatedExecutor();
@@ -188,6 +218,7 @@ async function setUp(
     executor,
     identity: 'test-worker',
     maxConcurrentTasks: 3,
+    shutdownGraceMs: 200,
     logger: silent,
     ...options,
   });
@@ -217,14 +248,19 @@ describe('AgentWorker against a WorkerService', () => {
     platform.assign('t1', 7);
     await until(() => platform.statuses('t1').length === 1, 'WORKING');
     await until(
-      () => platform.heartbeats.some((leases) => leases.some((l) => l.taskId === 't1' && l.leaseEpoch === 7)),
+      () =>
+        platform.heartbeats.some((leases) =>
+          leases.some((l) => l.taskId === 't1' && l.leaseEpoch === 7),
+        ),
       'a heartbeat with the lease',
     );
     executor.release('t1');
     await until(() => platform.statuses('t1').length === 2, 'COMPLETED');
 
     expect(platform.statuses('t1')).toEqual(['WORKING', 'COMPLETED']);
-    expect(platform.updates.map((u) => [u.request.leaseEpoch, u.workerId, u.authorization])).toEqual([
+    expect(
+      platform.updates.map((u) => [u.request.leaseEpoch, u.workerId, u.authorization]),
+    ).toEqual([
       [7, 'w1', 'Bearer s3cret'],
       [7, 'w1', 'Bearer s3cret'],
     ]);
@@ -238,7 +274,10 @@ describe('AgentWorker against a WorkerService', () => {
     await until(() => platform.hellos.length === 1, 'hello');
     platform.assign('t1', 2);
     platform.assign('t2', 3);
-    await until(() => platform.statuses('t1').length + platform.statuses('t2').length === 2, 'WORKING twice');
+    await until(
+      () => platform.statuses('t1').length + platform.statuses('t2').length === 2,
+      'WORKING twice',
+    );
 
     const port = platform.port;
     platform.kill();
@@ -251,7 +290,10 @@ describe('AgentWorker against a WorkerService', () => {
     await until(() => restarted.hellos.length === 1, 'a second hello');
     await until(() => restarted.statuses('t1').length === 1, 'the retried COMPLETED of t1');
     await until(
-      () => restarted.heartbeats.some((leases) => leases.some((l) => l.taskId === 't2' && l.leaseEpoch === 3)),
+      () =>
+        restarted.heartbeats.some((leases) =>
+          leases.some((l) => l.taskId === 't2' && l.leaseEpoch === 3),
+        ),
       'a heartbeat renewing t2 on the new session',
     );
     executor.release('t2');
@@ -273,7 +315,9 @@ describe('AgentWorker against a WorkerService', () => {
     platform.send({ cancel: { taskId: 't1', leaseEpoch: 1 } });
     await until(() => platform.statuses('t1').length === 2, 'CANCELED');
     expect(platform.statuses('t1')).toEqual(['WORKING', 'CANCELED']);
-    expect((executor.contexts.get('t1')?.signal.reason as WorkerError).reason).toBe('TASK_CANCELED');
+    expect((executor.contexts.get('t1')?.signal.reason as WorkerError).reason).toBe(
+      'TASK_CANCELED',
+    );
   });
 
   it('ignores a cancel for an older lease epoch', async () => {
@@ -297,7 +341,10 @@ describe('AgentWorker against a WorkerService', () => {
 
     platform.replies.push({ code: GrpcStatus.FAILED_PRECONDITION, reason: 'LEASE_LOST' });
     platform.assign('t2', 1);
-    await until(() => executor.contexts.get('t2')?.signal.aborted === true, 'the abort on LEASE_LOST');
+    await until(
+      () => executor.contexts.get('t2')?.signal.aborted === true,
+      'the abort on LEASE_LOST',
+    );
     await new Promise((resolve) => setTimeout(resolve, 100));
     expect(platform.statuses('t1')).toEqual(['WORKING']);
     expect(platform.statuses('t2')).toEqual(['WORKING']);
@@ -328,7 +375,9 @@ describe('AgentWorker against a WorkerService', () => {
     await until(() => platform.statuses('t1').length === 1, 'WORKING');
     await worker.shutdown();
     expect(worker.state).toBe('STOPPED');
-    expect((executor.contexts.get('t1')?.signal.reason as WorkerError).reason).toBe('WORKER_SHUTDOWN');
+    expect((executor.contexts.get('t1')?.signal.reason as WorkerError).reason).toBe(
+      'WORKER_SHUTDOWN',
+    );
     expect(platform.statuses('t1')).toEqual(['WORKING']);
   });
 
@@ -374,12 +423,21 @@ describe('AgentWorker.create', () => {
     [{ shutdownGraceMs: -1 }, 'shutdownGraceMs'],
   ])('rejects %j', (override, message) => {
     const create = (): AgentWorker =>
-      AgentWorker.create({ target: '127.0.0.1:1', credential: 'x', executor: new GatedExecutor(), ...override });
+      AgentWorker.create({
+        target: '127.0.0.1:1',
+        credential: 'x',
+        executor: new GatedExecutor(),
+        ...override,
+      });
     expect(create).toThrow(message);
   });
 
   it('stops at once when shut down before run(), and cannot run afterwards', async () => {
-    const worker = AgentWorker.create({ target: '127.0.0.1:1', credential: 'x', executor: new GatedExecutor() });
+    const worker = AgentWorker.create({
+      target: '127.0.0.1:1',
+      credential: 'x',
+      executor: new GatedExecutor(),
+    });
     expect(worker.state).toBe('INITIALIZED');
     await worker.shutdown();
     expect(worker.state).toBe('STOPPED');

@@ -48,11 +48,6 @@ interface Running {
   readonly settled: Promise<void>;
 }
 
-interface Welcomed {
-  readonly session: WorkerSession;
-  readonly welcome: workerPb.Welcome;
-}
-
 /**
  * Runs an {@link AgentExecutor} as an agent worker (modelled on Temporal's `Worker`): it holds a session
  * with the platform, runs the tasks assigned to it, renews their leases with heartbeats, and reconnects
@@ -75,7 +70,8 @@ export class AgentWorker {
   private readonly executions = new Map<string, Running>();
   /** Aborted when the worker stops holding sessions. */
   private readonly stopping = new AbortController();
-  private live: Welcomed | undefined;
+  /** The session the platform welcomed, while it lasts. */
+  private live: WorkerSession | undefined;
   private ticker: NodeJS.Timeout | undefined;
   private tickEveryMs = 0;
   private leaseTtlMs = 0;
@@ -119,9 +115,8 @@ export class AgentWorker {
    */
   run(): Promise<void> {
     if (this.currentState !== 'INITIALIZED') {
-      return Promise.reject(
-        new WorkerError('ILLEGAL_STATE', `run() needs an INITIALIZED worker, not ${this.currentState}`),
-      );
+      const message = `run() needs an INITIALIZED worker, not ${this.currentState}`;
+      return Promise.reject(new WorkerError('ILLEGAL_STATE', message));
     }
     this.currentState = 'RUNNING';
     this.running = this.holdSessions().then(
@@ -155,7 +150,10 @@ export class AgentWorker {
   private async drain(): Promise<void> {
     if (this.currentState === 'RUNNING') {
       this.currentState = 'DRAINING';
-      this.logger.info('draining', { inFlight: this.executions.size, graceMs: this.shutdownGraceMs });
+      this.logger.info('draining', {
+        inFlight: this.executions.size,
+        graceMs: this.shutdownGraceMs,
+      });
       // No task starts while draining, so the ones running now are all there is to wait for.
       const graceOver = new AbortController();
       await Promise.race([
@@ -181,14 +179,16 @@ export class AgentWorker {
           break;
         }
         if (REFUSED.has(end.code) && !this.everWelcomed) {
-          throw new WorkerError('CONNECT_REJECTED', `the platform refused the worker: ${end.message}`, {
-            code: GrpcStatus[end.code],
-          });
+          const message = `the platform refused the worker: ${end.message}`;
+          throw new WorkerError('CONNECT_REJECTED', message, { code: GrpcStatus[end.code] });
         }
         const delayMs = backoffDelayMs(Math.max(0, failures - 1));
-        this.logger.warn('session ended; reconnecting', {
+        // While the platform stays down, say so now and then rather than on every attempt.
+        const level = failures <= 1 || failures % 20 === 0 ? 'warn' : 'debug';
+        this.logger[level]('session ended; reconnecting', {
           code: GrpcStatus[end.code],
           reason: end.message,
+          failures,
           inFlight: this.executions.size,
           delayMs,
         });
@@ -203,6 +203,7 @@ export class AgentWorker {
   /** One `Connect` stream, from `hello` to its end. */
   private async holdSession(): Promise<{ welcomed: boolean; end: SessionEnd }> {
     let welcomed = false;
+    let timedOut = false;
     const session = this.channel.connect((message) => {
       if (message.welcome) {
         welcomed = true;
@@ -215,25 +216,38 @@ export class AgentWorker {
     this.stopping.signal.addEventListener('abort', closeSession, { once: true });
     const welcomeTimer = setTimeout(() => {
       if (!welcomed) {
+        timedOut = true;
         session.close();
       }
     }, WELCOME_TIMEOUT_MS);
     session.write({
-      hello: { identity: this.identity, maxConcurrentTasks: this.maxConcurrentTasks },
+      hello: {
+        identity: this.identity,
+        maxConcurrentTasks: this.maxConcurrentTasks,
+        leases: [...this.executions.values()]
+          .filter(({ execution }) => execution.holdsLease)
+          .map(({ execution }) => execution.leaseRef()),
+      },
     });
     const end = await session.ended;
     clearTimeout(welcomeTimer);
     this.stopping.signal.removeEventListener('abort', closeSession);
-    if (this.live?.session === session) {
+    if (this.live === session) {
       this.live = undefined;
+    }
+    if (timedOut) {
+      const message = `no welcome within ${WELCOME_TIMEOUT_MS} ms (is the credential valid?)`;
+      return { welcomed, end: { code: GrpcStatus.DEADLINE_EXCEEDED, message } };
     }
     return { welcomed, end };
   }
 
   private onWelcome(session: WorkerSession, welcome: workerPb.Welcome): void {
-    this.live = { session, welcome };
+    this.live = session;
     this.channel.workerId = welcome.workerId;
-    this.leaseTtlMs = welcome.leaseTtlMs;
+    // Zero means the platform left the field unset (proto3); fall back to its documented defaults.
+    this.leaseTtlMs = welcome.leaseTtlMs || 10_000;
+    const heartbeatIntervalMs = welcome.heartbeatIntervalMs || 2_000;
     this.logger.info(this.everWelcomed ? 'reconnected' : 'connected', {
       target: this.options.target,
       workerId: welcome.workerId,
@@ -242,9 +256,9 @@ export class AgentWorker {
       inFlight: this.executions.size,
     });
     this.everWelcomed = true;
-    if (this.tickEveryMs !== welcome.heartbeatIntervalMs) {
+    if (this.tickEveryMs !== heartbeatIntervalMs) {
       clearInterval(this.ticker);
-      this.tickEveryMs = welcome.heartbeatIntervalMs;
+      this.tickEveryMs = heartbeatIntervalMs;
       this.ticker = setInterval(() => this.tick(), this.tickEveryMs);
     }
     // Tell the new session at once which leases this worker still holds, so they are renewed and counted.
@@ -261,7 +275,7 @@ export class AgentWorker {
         held.push(execution);
       }
     }
-    if (this.live?.session.write({ heartbeat: { leases: held.map((e) => e.leaseRef()) } })) {
+    if (this.live?.write({ heartbeat: { leases: held.map((e) => e.leaseRef()) } })) {
       for (const execution of held) {
         execution.renewed(now);
       }
@@ -307,11 +321,16 @@ export class AgentWorker {
       logger: this.logger,
       leaseTtlMs: this.leaseTtlMs,
     });
-    const settled = execution.run().finally(() => {
-      if (this.executions.get(taskId)?.execution === execution) {
-        this.executions.delete(taskId);
-      }
-    });
+    const settled = execution
+      .run()
+      .catch((error: unknown) =>
+        this.logger.error('task execution crashed', { taskId, err: error }),
+      )
+      .finally(() => {
+        if (this.executions.get(taskId)?.execution === execution) {
+          this.executions.delete(taskId);
+        }
+      });
     this.executions.set(taskId, { execution, settled });
   }
 }

@@ -8,7 +8,12 @@ export interface BackoffPolicy {
 }
 
 /** 100 ms doubling to 2 s, ±20 %: used for reconnecting and for retrying updates. */
-export const DEFAULT_BACKOFF: BackoffPolicy = { initialMs: 100, maxMs: 2_000, factor: 2, jitter: 0.2 };
+export const DEFAULT_BACKOFF: BackoffPolicy = {
+  initialMs: 100,
+  maxMs: 2_000,
+  factor: 2,
+  jitter: 0.2,
+};
 
 /**
  * The delay before retry number `attempt` (0 for the first retry). `random` returns a value in [0, 1);

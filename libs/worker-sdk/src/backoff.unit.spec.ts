@@ -5,7 +5,9 @@ const middle = (): number => 0.5;
 
 describe('backoffDelayMs', () => {
   it('doubles from 100 ms and stays at 2 s', () => {
-    const schedule = Array.from({ length: 8 }, (_, attempt) => backoffDelayMs(attempt, DEFAULT_BACKOFF, middle));
+    const schedule = Array.from({ length: 8 }, (_, attempt) =>
+      backoffDelayMs(attempt, DEFAULT_BACKOFF, middle),
+    );
     expect(schedule).toEqual([100, 200, 400, 800, 1_600, 2_000, 2_000, 2_000]);
   });
 

@@ -34,7 +34,8 @@ export const AGENT_PROFILES: Readonly<Record<ExampleAgentId, AgentProfile>> = {
       {
         id: 'echo',
         name: 'Echo',
-        description: "Returns the message's text parts, joined by newlines, as the artifact 'echo'.",
+        description:
+          "Returns the message's text parts, joined by newlines, as the artifact 'echo'.",
         tags: ['example', 'echo', 'test'],
         examples: ['hello', 'Say this back to me'],
       },
@@ -70,7 +71,7 @@ export const AGENT_PROFILES: Readonly<Record<ExampleAgentId, AgentProfile>> = {
         id: 'countdown',
         name: 'Countdown',
         description:
-          "Counts down from the first integer in the message (default 5, 1–100), one step per second, with a " +
+          'Counts down from the first integer in the message (default 5, 1–100), one step per second, with a ' +
           "WORKING status 'step i/N' per step and the artifact 'countdown' streamed in chunks. The message " +
           'metadata {"stepMs": 10–10000} changes the step delay.',
         tags: ['example', 'streaming', 'long-running', 'cancel'],

@@ -1,7 +1,9 @@
 import { isInterruptedState, isTerminalState, type TaskStateName } from '@lib/a2a-protocol';
 
 /** How `execute` settled. */
-export type ExecuteOutcome = { readonly kind: 'returned' } | { readonly kind: 'threw'; readonly error: unknown };
+export type ExecuteOutcome =
+  | { readonly kind: 'returned' }
+  | { readonly kind: 'threw'; readonly error: unknown };
 
 /** Why the SDK aborted the execution's signal, if it did. */
 export type StopCause = 'cancel' | 'lease-lost' | 'shutdown';

@@ -31,7 +31,10 @@ describe('finalActionFor (the completion rule)', () => {
       kind: 'fail',
       text: 'boom',
     });
-    expect(finalActionFor(threw('plain'), undefined, undefined)).toEqual({ kind: 'fail', text: 'plain' });
+    expect(finalActionFor(threw('plain'), undefined, undefined)).toEqual({
+      kind: 'fail',
+      text: 'plain',
+    });
     expect(finalActionFor(threw(new Error('')), undefined, undefined)).toEqual({
       kind: 'fail',
       text: 'the agent failed',
@@ -46,11 +49,16 @@ describe('finalActionFor (the completion rule)', () => {
 
   it('cancels a cancelled task however execute ended', () => {
     expect(finalActionFor(returned, 'TASK_STATE_WORKING', 'cancel')).toEqual({ kind: 'cancel' });
-    expect(finalActionFor(threw(new Error('aborted')), undefined, 'cancel')).toEqual({ kind: 'cancel' });
+    expect(finalActionFor(threw(new Error('aborted')), undefined, 'cancel')).toEqual({
+      kind: 'cancel',
+    });
   });
 
-  it.each(['lease-lost', 'shutdown'] as const)('publishes nothing once the cause is %s', (cause) => {
-    expect(finalActionFor(returned, 'TASK_STATE_WORKING', cause)).toEqual({ kind: 'none' });
-    expect(finalActionFor(threw(new Error('x')), undefined, cause)).toEqual({ kind: 'none' });
-  });
+  it.each(['lease-lost', 'shutdown'] as const)(
+    'publishes nothing once the cause is %s',
+    (cause) => {
+      expect(finalActionFor(returned, 'TASK_STATE_WORKING', cause)).toEqual({ kind: 'none' });
+      expect(finalActionFor(threw(new Error('x')), undefined, cause)).toEqual({ kind: 'none' });
+    },
+  );
 });

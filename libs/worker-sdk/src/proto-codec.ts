@@ -1,4 +1,4 @@
-import { a2aPb, type Message, type Task, workerPb } from '@lib/a2a-protocol';
+import { a2aPb, type Message, type Task, type workerPb } from '@lib/a2a-protocol';
 import type { ExecutionUpdate } from './agent-executor';
 
 // The generated `toJSON` produces exactly the ProtoJSON shape that the model types describe.
@@ -8,16 +8,18 @@ export function toPublishUpdateRequest(
   taskId: string,
   leaseEpoch: number,
   update: ExecutionUpdate,
+  updateId: string,
 ): workerPb.PublishUpdateRequest {
   switch (update.kind) {
     case 'status':
-      return { taskId, leaseEpoch, status: a2aPb.TaskStatus.fromJSON(update.status) };
+      return { taskId, leaseEpoch, updateId, status: a2aPb.TaskStatus.fromJSON(update.status) };
     case 'message':
-      return { taskId, leaseEpoch, message: a2aPb.Message.fromJSON(update.message) };
+      return { taskId, leaseEpoch, updateId, message: a2aPb.Message.fromJSON(update.message) };
     case 'artifact':
       return {
         taskId,
         leaseEpoch,
+        updateId,
         artifact: {
           artifact: a2aPb.Artifact.fromJSON(update.artifact),
           append: update.append ?? false,

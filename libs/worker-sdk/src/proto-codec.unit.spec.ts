@@ -38,36 +38,58 @@ function assignment(overrides: Partial<workerPb.Assignment> = {}): workerPb.Assi
 
 describe('toPublishUpdateRequest', () => {
   it('carries a status with its agent message', () => {
-    const request = toPublishUpdateRequest('t', 3, {
-      kind: 'status',
-      status: { state: 'TASK_STATE_INPUT_REQUIRED', message: question },
-    });
+    const request = toPublishUpdateRequest(
+      't',
+      3,
+      {
+        kind: 'status',
+        status: { state: 'TASK_STATE_INPUT_REQUIRED', message: question },
+      },
+      'u1',
+    );
     expect(request.taskId).toBe('t');
     expect(request.leaseEpoch).toBe(3);
+    expect(request.updateId).toBe('u1');
     expect(request.message ?? request.artifact).toBeUndefined();
     expect(request.status?.state).toBe('TASK_STATE_INPUT_REQUIRED');
-    expect(a2aPb.Message.toJSON(request.status?.message ?? a2aPb.Message.create())).toEqual(question);
+    expect(a2aPb.Message.toJSON(request.status?.message ?? a2aPb.Message.create())).toEqual(
+      question,
+    );
   });
 
   it('carries an agent message', () => {
-    const request = toPublishUpdateRequest('t', 3, { kind: 'message', message: question });
+    const request = toPublishUpdateRequest('t', 3, { kind: 'message', message: question }, 'u1');
     expect(request.status ?? request.artifact).toBeUndefined();
     expect(request.message?.role).toBe('ROLE_AGENT');
   });
 
   it('carries an artifact chunk, defaulting append and lastChunk to false', () => {
     const artifact = { artifactId: 'countdown', name: 'countdown', parts: [{ text: '3' }] };
-    const first = toPublishUpdateRequest('t', 3, { kind: 'artifact', artifact });
+    const first = toPublishUpdateRequest('t', 3, { kind: 'artifact', artifact }, 'u1');
     expect(first.artifact?.append).toBe(false);
     expect(first.artifact?.lastChunk).toBe(false);
-    expect(a2aPb.Artifact.toJSON(first.artifact?.artifact ?? a2aPb.Artifact.create())).toEqual(artifact);
-    const last = toPublishUpdateRequest('t', 3, { kind: 'artifact', artifact, append: true, lastChunk: true });
+    expect(a2aPb.Artifact.toJSON(first.artifact?.artifact ?? a2aPb.Artifact.create())).toEqual(
+      artifact,
+    );
+    const last = toPublishUpdateRequest(
+      't',
+      3,
+      {
+        kind: 'artifact',
+        artifact,
+        append: true,
+        lastChunk: true,
+      },
+      'u1',
+    );
     expect(last.artifact).toMatchObject({ append: true, lastChunk: true });
   });
 
   it('survives the wire encoding', () => {
-    const request = toPublishUpdateRequest('t', 7, { kind: 'message', message: answer });
-    const decoded = workerPb.PublishUpdateRequest.decode(workerPb.PublishUpdateRequest.encode(request).finish());
+    const request = toPublishUpdateRequest('t', 7, { kind: 'message', message: answer }, 'u1');
+    const decoded = workerPb.PublishUpdateRequest.decode(
+      workerPb.PublishUpdateRequest.encode(request).finish(),
+    );
     expect(a2aPb.Message.toJSON(decoded.message ?? a2aPb.Message.create())).toEqual(answer);
   });
 });
@@ -83,7 +105,11 @@ describe('taskOf and userMessageOf', () => {
     const withoutMessage = assignment({ message: undefined });
     expect(userMessageOf(withoutMessage, taskOf(withoutMessage))).toEqual(answer);
     const bare = assignment({ task: undefined, message: undefined });
-    expect(taskOf(bare)).toEqual({ id: 't', contextId: 'c', status: { state: 'TASK_STATE_UNSPECIFIED' } });
+    expect(taskOf(bare)).toEqual({
+      id: 't',
+      contextId: 'c',
+      status: { state: 'TASK_STATE_UNSPECIFIED' },
+    });
     expect(userMessageOf(bare, taskOf(bare))).toBeUndefined();
   });
 });

@@ -110,7 +110,10 @@ export class TaskExecution {
 
   /** The platform revoked or fenced the lease: stop without publishing anything. */
   loseLease(why: string): void {
-    this.stop('lease-lost', new WorkerError('LEASE_LOST', `lost the lease on task ${this.taskId}: ${why}`));
+    this.stop(
+      'lease-lost',
+      new WorkerError('LEASE_LOST', `lost the lease on task ${this.taskId}: ${why}`),
+    );
   }
 
   /** The worker is shutting down: stop without publishing; the platform re-dispatches the task. */
@@ -193,7 +196,10 @@ export class TaskExecution {
       this.abort.abort(reason);
     }
     if (cause === 'lease-lost') {
-      this.deps.logger.warn('stopped working on a task', { taskId: this.taskId, reason: reason.message });
+      this.deps.logger.warn('stopped working on a task', {
+        taskId: this.taskId,
+        reason: reason.message,
+      });
     }
   }
 
@@ -217,7 +223,8 @@ export class TaskExecution {
   }
 
   private async deliver(update: ExecutionUpdate): Promise<void> {
-    const request = toPublishUpdateRequest(this.taskId, this.leaseEpoch, update);
+    // One id for every retry of this update: the platform applies it at most once.
+    const request = toPublishUpdateRequest(this.taskId, this.leaseEpoch, update, randomUUID());
     for (let attempt = 0; ; attempt++) {
       this.assertPublishable();
       const remaining = this.leaseDeadline - this.now();

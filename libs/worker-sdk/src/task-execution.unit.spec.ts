@@ -48,10 +48,16 @@ class FakeSender implements UpdateSender {
 
 function executionOf(
   execute: (context: RequestContext, events: ExecutionEventBus) => Promise<void>,
-  options: { sender?: FakeSender; cancelTask?: AgentExecutor['cancelTask']; now?: () => number } = {},
+  options: {
+    sender?: FakeSender;
+    cancelTask?: AgentExecutor['cancelTask'];
+    now?: () => number;
+  } = {},
 ): { execution: TaskExecution; sender: FakeSender } {
   const sender = options.sender ?? new FakeSender();
-  const executor: AgentExecutor = options.cancelTask ? { execute, cancelTask: options.cancelTask } : { execute };
+  const executor: AgentExecutor = options.cancelTask
+    ? { execute, cancelTask: options.cancelTask }
+    : { execute };
   const execution = new TaskExecution(assignment, {
     executor,
     sender,
@@ -128,7 +134,13 @@ describe('TaskExecution', () => {
       await Promise.all(updates);
     });
     await execution.run();
-    expect(sender.summary).toEqual(['status WORKING', 'artifact a', 'message', 'artifact a', 'status COMPLETED']);
+    expect(sender.summary).toEqual([
+      'status WORKING',
+      'artifact a',
+      'message',
+      'artifact a',
+      'status COMPLETED',
+    ]);
     expect(sender.requests[3]?.artifact).toMatchObject({ append: true, lastChunk: true });
   });
 
@@ -157,7 +169,9 @@ describe('TaskExecution', () => {
       'status WORKING "step 1/3"',
       'status COMPLETED',
     ]);
-    expect(new Set(sender.requests.slice(0, 4).map((r) => r.status?.message?.messageId)).size).toBe(1);
+    expect(new Set(sender.requests.slice(0, 4).map((r) => r.status?.message?.messageId)).size).toBe(
+      1,
+    );
   });
 
   it('stops at LEASE_LOST: no retry, the signal aborts, no final status', async () => {
@@ -192,12 +206,17 @@ describe('TaskExecution', () => {
     await execution.run();
     expect(error?.reason).toBe('UPDATE_REJECTED');
     expect(error?.metadata).toEqual({ code: 'INVALID_ARGUMENT', serverReason: 'INVALID_UPDATE' });
-    expect(sender.summary).toEqual(['artifact a', 'status FAILED "INVALID_ARGUMENT INVALID_UPDATE"']);
+    expect(sender.summary).toEqual([
+      'artifact a',
+      'status FAILED "INVALID_ARGUMENT INVALID_UPDATE"',
+    ]);
   });
 
   it('gives up retrying once the lease would have expired', async () => {
     let now = 0;
-    const sender = new FakeSender(Array.from({ length: 1_000 }, () => failure(GrpcStatus.UNAVAILABLE)));
+    const sender = new FakeSender(
+      Array.from({ length: 1_000 }, () => failure(GrpcStatus.UNAVAILABLE)),
+    );
     const original = sender.send.bind(sender);
     sender.send = (request) => {
       now += 4_000;
@@ -237,7 +256,9 @@ describe('TaskExecution', () => {
     const { execution, sender } = executionOf(
       async (context) => {
         started();
-        await new Promise<void>((resolve) => context.signal.addEventListener('abort', () => resolve()));
+        await new Promise<void>((resolve) =>
+          context.signal.addEventListener('abort', () => resolve()),
+        );
         order.push(`execute saw ${(context.signal.reason as WorkerError).reason}`);
         throw new Error('aborted');
       },
@@ -258,8 +279,12 @@ describe('TaskExecution', () => {
 
   it('publishes nothing more when cancelTask already published a final status', async () => {
     const { execution, sender } = executionOf(
-      (context) => new Promise<void>((resolve) => context.signal.addEventListener('abort', () => resolve())),
-      { cancelTask: (_, events) => events.status('TASK_STATE_CANCELED' satisfies TaskStateName, 'stopped') },
+      (context) =>
+        new Promise<void>((resolve) => context.signal.addEventListener('abort', () => resolve())),
+      {
+        cancelTask: (_, events) =>
+          events.status('TASK_STATE_CANCELED' satisfies TaskStateName, 'stopped'),
+      },
     );
     const done = execution.run();
     execution.requestCancel();
@@ -274,7 +299,9 @@ describe('TaskExecution', () => {
   ])('after %s aborts the signal and publishes nothing', async (_label, stop, reason) => {
     let late: WorkerError | undefined;
     const { execution, sender } = executionOf(async (context, events) => {
-      await new Promise<void>((resolve) => context.signal.addEventListener('abort', () => resolve()));
+      await new Promise<void>((resolve) =>
+        context.signal.addEventListener('abort', () => resolve()),
+      );
       late = await rejection(events.working());
     });
     const done = execution.run();

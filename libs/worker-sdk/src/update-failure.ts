@@ -11,13 +11,17 @@ export interface UpdateFailure {
 
 /**
  * What to do about a failed update:
- * - `retry`: transient (the platform is restarting or overloaded); send the same update again later;
- * - `stop`: the lease is gone; stop working on the task and never retry;
- * - `bug`: the platform rejected the update itself; retrying would fail the same way.
+ * - `retry`: transient (the platform is restarting or overloaded): send the same update again later.
+ *   CANCELLED counts as transient because this client never cancels an update: it comes from a platform
+ *   that shuts down while the call is in flight.
+ * - `stop`: the lease is gone (LEASE_LOST, or any FAILED_PRECONDITION): stop working on the task, never retry.
+ * - `bug`: the platform rejected the update itself (INVALID_ARGUMENT and every other code): retrying would
+ *   fail the same way.
  */
 export type UpdateFailureKind = 'retry' | 'stop' | 'bug';
 
 const TRANSIENT: ReadonlySet<GrpcStatus> = new Set([
+  GrpcStatus.CANCELLED,
   GrpcStatus.UNAVAILABLE,
   GrpcStatus.DEADLINE_EXCEEDED,
   GrpcStatus.INTERNAL,
@@ -25,7 +29,9 @@ const TRANSIENT: ReadonlySet<GrpcStatus> = new Set([
   GrpcStatus.RESOURCE_EXHAUSTED,
 ]);
 
-export function classifyUpdateFailure(failure: Pick<UpdateFailure, 'code' | 'reason'>): UpdateFailureKind {
+export function classifyUpdateFailure(
+  failure: Pick<UpdateFailure, 'code' | 'reason'>,
+): UpdateFailureKind {
   if (failure.reason === 'LEASE_LOST' || failure.code === GrpcStatus.FAILED_PRECONDITION) {
     return 'stop';
   }

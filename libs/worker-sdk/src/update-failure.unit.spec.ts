@@ -13,6 +13,7 @@ describe('classifyUpdateFailure', () => {
     ['an unknown method', GrpcStatus.UNIMPLEMENTED, undefined, 'bug'],
     ['an unknown error', GrpcStatus.UNKNOWN, undefined, 'bug'],
     ['a platform that is down', GrpcStatus.UNAVAILABLE, undefined, 'retry'],
+    ['a platform shutting down', GrpcStatus.CANCELLED, undefined, 'retry'],
     ['a timeout', GrpcStatus.DEADLINE_EXCEEDED, undefined, 'retry'],
     ['an internal error', GrpcStatus.INTERNAL, 'INTERNAL', 'retry'],
     ['a concurrency conflict', GrpcStatus.ABORTED, undefined, 'retry'],

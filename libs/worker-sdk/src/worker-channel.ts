@@ -1,8 +1,8 @@
 import {
   credentials,
-  status as GrpcStatus,
   Metadata,
   type ClientDuplexStream,
+  type status as GrpcStatus,
   type ServiceError,
   type StatusObject,
 } from '@grpc/grpc-js';
@@ -11,7 +11,9 @@ import { DEFAULT_BACKOFF } from './backoff';
 import type { UpdateFailure } from './update-failure';
 
 /** How one `PublishUpdate` went. */
-export type SendResult = { readonly ok: true } | { readonly ok: false; readonly failure: UpdateFailure };
+export type SendResult =
+  | { readonly ok: true }
+  | { readonly ok: false; readonly failure: UpdateFailure };
 
 /** Sends execution updates to the platform (the port `TaskExecution` needs). */
 export interface UpdateSender {
@@ -95,7 +97,8 @@ export class WorkerChannel implements UpdateSender {
         request,
         metadata,
         { deadline: Date.now() + timeoutMs },
-        (error: ServiceError | null) => (process.env['SDK_DEBUG'] && console.log(Date.now() % 100000, 'SEND', request.taskId, request.status?.state, error?.code)) || resolve(error ? { ok: false, failure: toFailure(error) } : { ok: true }),
+        (error: ServiceError | null) =>
+          resolve(error ? { ok: false, failure: toFailure(error) } : { ok: true }),
       );
     });
   }

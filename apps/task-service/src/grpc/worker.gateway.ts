@@ -34,6 +34,14 @@ function grpcError(code: GrpcStatus, reason: string, message: string): GrpcError
   return Object.assign(new Error(message), { code, details: message, metadata });
 }
 
+/** Ends a call with a status the client sees (destroying the stream would surface as CANCELLED). */
+function fail(
+  call: ServerDuplexStream<workerPb.WorkerMessage, workerPb.PlatformMessage>,
+  error: GrpcError,
+): void {
+  call.emit('error', error);
+}
+
 /**
  * The WorkerService binding (proto/platform/worker/v1/worker.proto): sessions, heartbeats and execution
  * updates. Every update becomes a domain command on the task stream, fenced by the lease epoch.
@@ -73,17 +81,27 @@ export class WorkerGateway {
   private async openSession(
     call: ServerDuplexStream<workerPb.WorkerMessage, workerPb.PlatformMessage>,
   ): Promise<void> {
-    const identity = await this.authenticate(call.metadata).catch(() => null);
+    let identity: WorkerIdentity | null;
+    try {
+      identity = await this.authenticate(call.metadata);
+    } catch {
+      // The credential store is unreachable: a transient failure the worker retries, not a refusal.
+      fail(call, grpcError(GrpcStatus.UNAVAILABLE, 'UNAVAILABLE', 'credential store unavailable'));
+      return;
+    }
     if (!identity) {
-      call.destroy(
+      fail(
+        call,
         grpcError(GrpcStatus.UNAUTHENTICATED, 'UNAUTHENTICATED', 'invalid worker credential'),
       );
       return;
     }
+    const { tenantId, agentId } = identity;
     let session: WorkerSession | null = null;
     const helloTimer = setTimeout(() => {
       if (!session) {
-        call.destroy(
+        fail(
+          call,
           grpcError(GrpcStatus.FAILED_PRECONDITION, 'HELLO_REQUIRED', 'no hello received'),
         );
       }
@@ -99,27 +117,33 @@ export class WorkerGateway {
     call.on('data', (message: workerPb.WorkerMessage) => {
       if (message.hello && !session) {
         clearTimeout(helloTimer);
+        const hello = message.hello;
         session = new WorkerSession(
           randomUUID(),
-          identity.tenantId,
-          identity.agentId,
-          Math.max(1, Math.min(message.hello.maxConcurrentTasks || 1, 1_000)),
+          tenantId,
+          agentId,
+          Math.max(1, Math.min(hello.maxConcurrentTasks || 1, 1_000)),
           call,
         );
+        // A reconnecting worker's running tasks count against its capacity before any new work.
+        for (const lease of hello.leases) {
+          session.inflight.set(lease.taskId, lease.leaseEpoch);
+        }
         this.sessionsById.set(session.workerId, session);
         session.send({
           welcome: {
             workerId: session.workerId,
-            tenantId: identity.tenantId,
-            agentId: identity.agentId,
+            tenantId,
+            agentId,
             heartbeatIntervalMs: this.config.HEARTBEAT_INTERVAL_MS,
             leaseTtlMs: this.config.LEASE_TTL_MS,
           },
         });
-        this.logger.log(
-          `worker ${session.workerId} (${message.hello.identity}) serves ${identity.agentId}`,
-        );
+        this.logger.log(`worker ${session.workerId} (${hello.identity}) serves ${agentId}`);
         this.dispatcher.attach(session);
+        if (hello.leases.length > 0) {
+          void this.renewLeases(session, hello.leases);
+        }
       } else if (message.heartbeat && session) {
         void this.renewLeases(session, message.heartbeat.leases);
       }
@@ -149,7 +173,11 @@ export class WorkerGateway {
             this.config.LEASE_TTL_MS,
           ],
         )
-        .catch(() => null);
+        .catch((error: unknown) => {
+          // Unknown outcome: keep the lease as the worker sees it; the next heartbeat tries again.
+          this.logger.warn(`lease renewal failed: ${String(error)}`);
+          return null;
+        });
       if (renewed && renewed.rowCount === 0) {
         session.send({
           leaseRevoked: {
@@ -190,7 +218,13 @@ export class WorkerGateway {
         }
         return decide(command, state);
       },
-      { actor: { kind: 'agent-worker', id: workerId }, binding: 'worker' },
+      {
+        actor: { kind: 'agent-worker', id: workerId },
+        binding: 'worker',
+        ...(request.updateId
+          ? { idempotencyKey: `${request.leaseEpoch}:${request.updateId}` }
+          : {}),
+      },
     );
     if (after.status === 'present' && after.lease?.epoch !== request.leaseEpoch) {
       const session = this.sessionsById.get(workerId);

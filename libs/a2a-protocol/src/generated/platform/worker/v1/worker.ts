@@ -35,6 +35,8 @@ export interface Hello {
   identity: string;
   /** How many tasks the worker runs at once; the platform never assigns more. */
   maxConcurrentTasks: number;
+  /** Leases the worker is still running (after a reconnect); they count against its capacity at once. */
+  leases: LeaseRef[];
 }
 
 /** Renews the leases the worker still holds; sent every `heartbeat_interval_ms`. */
@@ -108,7 +110,14 @@ export interface PublishUpdateRequest {
     | Message
     | undefined;
   /** An artifact or a chunk of one. */
-  artifact?: ArtifactUpdate | undefined;
+  artifact?:
+    | ArtifactUpdate
+    | undefined;
+  /**
+   * Idempotency key chosen by the worker, the same on every retry of this update: the platform applies an
+   * update id at most once per task and answers a repeat with the current version.
+   */
+  updateId: string;
 }
 
 export interface ArtifactUpdate {
@@ -201,7 +210,7 @@ export const WorkerMessage: MessageFns<WorkerMessage> = {
 };
 
 function createBaseHello(): Hello {
-  return { identity: "", maxConcurrentTasks: 0 };
+  return { identity: "", maxConcurrentTasks: 0, leases: [] };
 }
 
 export const Hello: MessageFns<Hello> = {
@@ -211,6 +220,9 @@ export const Hello: MessageFns<Hello> = {
     }
     if (message.maxConcurrentTasks !== 0) {
       writer.uint32(16).int32(message.maxConcurrentTasks);
+    }
+    for (const v of message.leases) {
+      LeaseRef.encode(v!, writer.uint32(26).fork()).join();
     }
     return writer;
   },
@@ -238,6 +250,14 @@ export const Hello: MessageFns<Hello> = {
           message.maxConcurrentTasks = reader.int32();
           continue;
         }
+        case 3: {
+          if (tag !== 26) {
+            break;
+          }
+
+          message.leases.push(LeaseRef.decode(reader, reader.uint32()));
+          continue;
+        }
       }
       if ((tag & 7) === 4 || tag === 0) {
         break;
@@ -251,6 +271,7 @@ export const Hello: MessageFns<Hello> = {
     return {
       identity: isSet(object.identity) ? globalThis.String(object.identity) : "",
       maxConcurrentTasks: isSet(object.maxConcurrentTasks) ? globalThis.Number(object.maxConcurrentTasks) : 0,
+      leases: globalThis.Array.isArray(object?.leases) ? object.leases.map((e: any) => LeaseRef.fromJSON(e)) : [],
     };
   },
 
@@ -262,6 +283,9 @@ export const Hello: MessageFns<Hello> = {
     if (message.maxConcurrentTasks !== 0) {
       obj.maxConcurrentTasks = Math.round(message.maxConcurrentTasks);
     }
+    if (message.leases?.length) {
+      obj.leases = message.leases.map((e) => LeaseRef.toJSON(e));
+    }
     return obj;
   },
 
@@ -272,6 +296,7 @@ export const Hello: MessageFns<Hello> = {
     const message = createBaseHello();
     message.identity = object.identity ?? "";
     message.maxConcurrentTasks = object.maxConcurrentTasks ?? 0;
+    message.leases = object.leases?.map((e) => LeaseRef.fromPartial(e)) || [];
     return message;
   },
 };
@@ -987,7 +1012,7 @@ export const LeaseRevoked: MessageFns<LeaseRevoked> = {
 };
 
 function createBasePublishUpdateRequest(): PublishUpdateRequest {
-  return { taskId: "", leaseEpoch: 0, status: undefined, message: undefined, artifact: undefined };
+  return { taskId: "", leaseEpoch: 0, status: undefined, message: undefined, artifact: undefined, updateId: "" };
 }
 
 export const PublishUpdateRequest: MessageFns<PublishUpdateRequest> = {
@@ -1006,6 +1031,9 @@ export const PublishUpdateRequest: MessageFns<PublishUpdateRequest> = {
     }
     if (message.artifact !== undefined) {
       ArtifactUpdate.encode(message.artifact, writer.uint32(42).fork()).join();
+    }
+    if (message.updateId !== "") {
+      writer.uint32(50).string(message.updateId);
     }
     return writer;
   },
@@ -1057,6 +1085,14 @@ export const PublishUpdateRequest: MessageFns<PublishUpdateRequest> = {
           message.artifact = ArtifactUpdate.decode(reader, reader.uint32());
           continue;
         }
+        case 6: {
+          if (tag !== 50) {
+            break;
+          }
+
+          message.updateId = reader.string();
+          continue;
+        }
       }
       if ((tag & 7) === 4 || tag === 0) {
         break;
@@ -1073,6 +1109,7 @@ export const PublishUpdateRequest: MessageFns<PublishUpdateRequest> = {
       status: isSet(object.status) ? TaskStatus.fromJSON(object.status) : undefined,
       message: isSet(object.message) ? Message.fromJSON(object.message) : undefined,
       artifact: isSet(object.artifact) ? ArtifactUpdate.fromJSON(object.artifact) : undefined,
+      updateId: isSet(object.updateId) ? globalThis.String(object.updateId) : "",
     };
   },
 
@@ -1093,6 +1130,9 @@ export const PublishUpdateRequest: MessageFns<PublishUpdateRequest> = {
     if (message.artifact !== undefined) {
       obj.artifact = ArtifactUpdate.toJSON(message.artifact);
     }
+    if (message.updateId !== "") {
+      obj.updateId = message.updateId;
+    }
     return obj;
   },
 
@@ -1112,6 +1152,7 @@ export const PublishUpdateRequest: MessageFns<PublishUpdateRequest> = {
     message.artifact = (object.artifact !== undefined && object.artifact !== null)
       ? ArtifactUpdate.fromPartial(object.artifact)
       : undefined;
+    message.updateId = object.updateId ?? "";
     return message;
   },
 };
@@ -1286,7 +1327,8 @@ export const WorkerServiceService = {
   },
   /**
    * Reports one execution update for a task the worker holds a lease on. Rejected with FAILED_PRECONDITION
-   * (ErrorInfo reason LEASE_LOST) when the lease epoch is not the task's current one (fencing).
+   * and trailing metadata `x-error-reason: LEASE_LOST` when the lease epoch is not the task's current one
+   * (fencing); INVALID_ARGUMENT with `x-error-reason` INVALID_TRANSITION or INVALID_UPDATE for a bad update.
    */
   publishUpdate: {
     path: "/platform.worker.v1.WorkerService/PublishUpdate",
@@ -1309,7 +1351,8 @@ export interface WorkerServiceServer extends UntypedServiceImplementation {
   connect: handleBidiStreamingCall<WorkerMessage, PlatformMessage>;
   /**
    * Reports one execution update for a task the worker holds a lease on. Rejected with FAILED_PRECONDITION
-   * (ErrorInfo reason LEASE_LOST) when the lease epoch is not the task's current one (fencing).
+   * and trailing metadata `x-error-reason: LEASE_LOST` when the lease epoch is not the task's current one
+   * (fencing); INVALID_ARGUMENT with `x-error-reason` INVALID_TRANSITION or INVALID_UPDATE for a bad update.
    */
   publishUpdate: handleUnaryCall<PublishUpdateRequest, PublishUpdateResponse>;
 }
@@ -1325,7 +1368,8 @@ export interface WorkerServiceClient extends Client {
   connect(metadata: Metadata, options?: Partial<CallOptions>): ClientDuplexStream<WorkerMessage, PlatformMessage>;
   /**
    * Reports one execution update for a task the worker holds a lease on. Rejected with FAILED_PRECONDITION
-   * (ErrorInfo reason LEASE_LOST) when the lease epoch is not the task's current one (fencing).
+   * and trailing metadata `x-error-reason: LEASE_LOST` when the lease epoch is not the task's current one
+   * (fencing); INVALID_ARGUMENT with `x-error-reason` INVALID_TRANSITION or INVALID_UPDATE for a bad update.
    */
   publishUpdate(
     request: PublishUpdateRequest,
