@@ -114,14 +114,15 @@ CREATE INDEX task_work_queue ON ops.task_work (tenant_id, agent_id, queued_at) W
 CREATE INDEX task_work_leases ON ops.task_work (lease_expires_at) WHERE status = 'leased';
 CREATE INDEX task_work_cancels ON ops.task_work (cancel_deadline) WHERE cancel_deadline IS NOT NULL;
 
--- SendMessage idempotency: one task per (tenant, caller, messageId).
+-- SendMessage idempotency: one task per (tenant, hosted agent, caller, messageId).
 CREATE TABLE ops.message_ids (
   tenant_id text NOT NULL,
+  agent_id text NOT NULL,
   principal_id text NOT NULL,
   message_id text NOT NULL,
   task_id text NOT NULL,
   created_at timestamptz NOT NULL DEFAULT now(),
-  PRIMARY KEY (tenant_id, principal_id, message_id)
+  PRIMARY KEY (tenant_id, agent_id, principal_id, message_id)
 );
 
 -- Down Migration

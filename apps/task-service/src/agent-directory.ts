@@ -10,12 +10,12 @@ export interface WorkerIdentity {
   credentialId: string;
 }
 
-const POLICY_TTL_MS = 10_000;
+const CACHE_TTL_MS = 10_000;
 
-/** Hosted agents' dispatch policies and worker credentials. */
+/** Hosted agents' settings (dispatch policy, input modes) and worker credentials. */
 @Injectable()
 export class AgentDirectory {
-  private readonly policies = new Map<string, { policy: LeasePolicy; until: number }>();
+  private readonly agents = new Map<string, { agent: AgentSettings; until: number }>();
 
   constructor(@Inject(PG_POOL) private readonly pool: Pool) {}
 
@@ -37,23 +37,46 @@ export class AgentDirectory {
   }
 
   async leasePolicy(tenantId: string, agentId: string): Promise<LeasePolicy> {
+    return (await this.settings(tenantId, agentId)).policy;
+  }
+
+  /** Media types the agent accepts: its default input modes and every skill's. */
+  async inputModes(tenantId: string, agentId: string): Promise<string[]> {
+    return (await this.settings(tenantId, agentId)).inputModes;
+  }
+
+  private async settings(tenantId: string, agentId: string): Promise<AgentSettings> {
     const key = `${tenantId}\u0000${agentId}`;
-    const cached = this.policies.get(key);
+    const cached = this.agents.get(key);
     if (cached && cached.until > Date.now()) {
-      return cached.policy;
+      return cached.agent;
     }
     const result = await this.pool.query<{
       on_lease_lost: 'redispatch' | 'fail';
       max_attempts: number;
+      profile: { defaultInputModes?: string[]; skills?: { inputModes?: string[] }[] };
     }>(
-      'SELECT on_lease_lost, max_attempts FROM ops.agents WHERE tenant_id = $1 AND agent_id = $2',
+      'SELECT on_lease_lost, max_attempts, profile FROM ops.agents WHERE tenant_id = $1 AND agent_id = $2',
       [tenantId, agentId],
     );
     const row = result.rows[0];
-    const policy: LeasePolicy = row
-      ? { onLeaseLost: row.on_lease_lost, maxAttempts: row.max_attempts }
-      : { onLeaseLost: 'fail', maxAttempts: 1 };
-    this.policies.set(key, { policy, until: Date.now() + POLICY_TTL_MS });
-    return policy;
+    const agent: AgentSettings = row
+      ? {
+          policy: { onLeaseLost: row.on_lease_lost, maxAttempts: row.max_attempts },
+          inputModes: [
+            ...new Set([
+              ...(row.profile.defaultInputModes ?? []),
+              ...(row.profile.skills ?? []).flatMap((skill) => skill.inputModes ?? []),
+            ]),
+          ],
+        }
+      : { policy: { onLeaseLost: 'fail', maxAttempts: 1 }, inputModes: [] };
+    this.agents.set(key, { agent, until: Date.now() + CACHE_TTL_MS });
+    return agent;
   }
+}
+
+interface AgentSettings {
+  policy: LeasePolicy;
+  inputModes: string[];
 }

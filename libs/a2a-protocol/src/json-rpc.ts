@@ -60,7 +60,7 @@ export function jsonRpcRequestIdOf(error: unknown): JsonRpcId {
 /**
  * Parses one JSON-RPC request. Throws {@link JsonRpcEnvelopeError}: PARSE_ERROR for invalid JSON;
  * INVALID_REQUEST for a batch (A2A defines none), a non-object body, a bad `id`, `jsonrpc` other than "2.0",
- * a missing or non-string `method` or scalar `params`; INVALID_PARAMS for array `params` (A2A params are
+ * a missing or non-string `method`; INVALID_PARAMS for array or scalar `params` (A2A params are
  * always the ProtoJSON object of the request message, §7.1). A missing `id` is answered with `null`.
  */
 export function parseJsonRpcRequest(body: string): JsonRpcRequest {
@@ -95,14 +95,12 @@ export function parseJsonRpcRequest(body: string): JsonRpcRequest {
     throw invalidRequest(id, 'method', 'must be a string');
   }
   const params = envelope['params'] ?? undefined;
-  if (Array.isArray(params)) {
+  // A2A params are always the request message's ProtoJSON object (§7.1, §13: otherwise -32602).
+  if (params !== undefined && (Array.isArray(params) || typeof params !== 'object')) {
     throw new JsonRpcEnvelopeError(id, 'INVALID_PARAMS', 'invalid parameters', {
       field: 'params',
-      description: 'must be a JSON object, not an array',
+      description: `must be a JSON object, not ${Array.isArray(params) ? 'an array' : typeof params}`,
     });
-  }
-  if (params !== undefined && typeof params !== 'object') {
-    throw invalidRequest(id, 'params', 'must be a JSON object');
   }
   return { id, method, params };
 }

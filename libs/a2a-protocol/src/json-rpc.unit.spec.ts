@@ -105,9 +105,9 @@ describe('parseJsonRpcRequest (§7.1, §7.4)', () => {
     });
   });
 
-  it('rejects scalar params as INVALID_REQUEST and echoes the id (§7.4)', () => {
+  it('rejects scalar params as INVALID_PARAMS and echoes the id (§13)', () => {
     expect(failure('{"jsonrpc":"2.0","id":4,"method":"GetTask","params":"t1"}')).toEqual({
-      reason: 'INVALID_REQUEST',
+      reason: 'INVALID_PARAMS',
       id: 4,
       fields: ['params'],
     });

@@ -132,9 +132,9 @@ export async function startStandalone(
     ...env,
   }).start();
   await proc.waitForOutput(/A2A platform ready/);
-  await proc.waitForOutput(
-    /serves echo[\s\S]*serves interview[\s\S]*serves countdown|serves countdown[\s\S]*serves echo/,
-  );
+  for (const agent of ['echo', 'interview', 'countdown']) {
+    await proc.waitForOutput(new RegExp(`serves ${agent}\\b`));
+  }
   return {
     process: proc,
     baseUrl: `http://127.0.0.1:${http}`,

@@ -47,11 +47,12 @@ export class JsonRpcController {
       const body = await readBody(req, this.config.MAX_BODY_BYTES);
       const rpc = parseJsonRpcRequest(body);
       id = rpc.id;
+      // Authenticate before anything about the tenant's agents is revealed.
+      const principal = await this.auth.authenticate(tenantId, req.header(API_KEY_HEADER));
       const agent = await this.agents.find(tenantId, agentId);
       if (!agent) {
         throw new A2aError('METHOD_NOT_FOUND', `no agent ${agentId} is hosted here`);
       }
-      const principal = await this.auth.authenticate(tenantId, req.header(API_KEY_HEADER));
       const ctx: CallContext = {
         tenantId,
         agentId,

@@ -14,15 +14,17 @@ import { decide } from '@lib/task-domain';
 import { Inject, Injectable } from '@nestjs/common';
 import { randomUUID } from 'node:crypto';
 import type { PoolClient } from 'pg';
+import { AgentDirectory } from '../agent-directory';
 import { callerMetadata, type CallContext } from '../call-context';
 import { NoticeBus } from '../notice-bus';
 import { TaskViews } from '../queries/task-views';
 import { TaskRepository } from '../task.repository';
 import { TASK_SERVICE_CONFIG } from '../tokens';
+import { assertAcceptedParts } from './content-types';
 
 /**
  * SendMessage (spec digest §10.3–§10.5): creates a task or continues an interrupted one, durably, before any
- * worker sees it. Idempotent per (tenant, caller, messageId). Blocking unless `returnImmediately`.
+ * worker sees it. Idempotent per (tenant, agent, caller, messageId). Blocking unless `returnImmediately`.
  */
 @Injectable()
 export class SendMessageHandler {
@@ -30,12 +32,14 @@ export class SendMessageHandler {
     private readonly tasks: TaskRepository,
     private readonly views: TaskViews,
     private readonly bus: NoticeBus,
+    private readonly agents: AgentDirectory,
     @Inject(TASK_SERVICE_CONFIG) private readonly config: TaskServiceConfig,
   ) {}
 
   async execute(input: unknown, ctx: CallContext): Promise<SendMessageResponse> {
     const request = decodeSendMessageRequest(input);
     const { message } = request;
+    assertAcceptedParts(message, await this.agents.inputModes(ctx.tenantId, ctx.agentId));
     if (message.taskId) {
       // Only the owner may continue a task; anyone else sees TaskNotFound.
       await this.views.get(ctx, message.taskId);
@@ -118,12 +122,12 @@ export class SendMessageHandler {
     message: Message,
   ): Promise<string | null> {
     await client.query('SELECT pg_advisory_xact_lock(hashtextextended($1, 0))', [
-      JSON.stringify([ctx.tenantId, ctx.principalId, message.messageId]),
+      JSON.stringify([ctx.tenantId, ctx.agentId, ctx.principalId, message.messageId]),
     ]);
     const found = await client.query<{ task_id: string }>(
       `SELECT task_id FROM ops.message_ids
-        WHERE tenant_id = $1 AND principal_id = $2 AND message_id = $3`,
-      [ctx.tenantId, ctx.principalId, message.messageId],
+        WHERE tenant_id = $1 AND agent_id = $2 AND principal_id = $3 AND message_id = $4`,
+      [ctx.tenantId, ctx.agentId, ctx.principalId, message.messageId],
     );
     const earlier = found.rows[0]?.task_id ?? null;
     if (earlier && message.taskId && earlier !== message.taskId) {
@@ -141,9 +145,9 @@ export class SendMessageHandler {
     taskId: string,
   ): Promise<void> {
     await client.query(
-      `INSERT INTO ops.message_ids (tenant_id, principal_id, message_id, task_id)
-       VALUES ($1, $2, $3, $4)`,
-      [ctx.tenantId, ctx.principalId, messageId, taskId],
+      `INSERT INTO ops.message_ids (tenant_id, agent_id, principal_id, message_id, task_id)
+       VALUES ($1, $2, $3, $4, $5)`,
+      [ctx.tenantId, ctx.agentId, ctx.principalId, messageId, taskId],
     );
   }
 }
