@@ -9,7 +9,8 @@
  */
 import { createTestDatabase, sleep, startStandalone, type TestDatabase } from '@lib/testing';
 import { randomUUID } from 'node:crypto';
-import { cpus, totalmem } from 'node:os';
+import { readdirSync, readFileSync } from 'node:fs';
+import { cpus, loadavg, totalmem } from 'node:os';
 import { performance } from 'node:perf_hooks';
 import type { Pool } from 'pg';
 
@@ -30,6 +31,10 @@ interface LevelResult {
   commits: number | null;
   /** Events appended to events.messages during the level. */
   events: number;
+  stages: Stages | null;
+  /** CPU seconds per process group over the level (Linux only; empty elsewhere). */
+  cpu: Map<CpuGroup, number>;
+  loadBefore: number;
 }
 
 const DEFAULT_SECONDS = 15;
@@ -45,7 +50,7 @@ function parseOptions(argv: string[]): Options {
     levels: DEFAULT_LEVELS,
   };
   for (let i = 0; i < argv.length; i++) {
-    const flag = argv[i];
+    const flag = argv[i] ?? '';
     const value = argv[i + 1];
     const positive = (): number => {
       const n = Number(value);
@@ -75,11 +80,101 @@ function parseOptions(argv: string[]): Options {
         break;
       default:
         throw new Error(
-          `unknown argument ${String(flag)} (known: --seconds N, --warmup N, --levels 1,16,64)`,
+          `unknown argument ${flag} (known: --seconds N, --warmup N, --levels 1,16,64)`,
         );
     }
   }
   return options;
+}
+
+/** Linux clock ticks per second (`getconf CLK_TCK`; 100 on every mainstream kernel build). */
+const CLOCK_TICKS = 100;
+
+/** CPU used (user + system, in ticks) by one process so far; null when /proc does not have it. */
+function processTicks(pid: number): number | null {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    // Fields 14 and 15 of /proc/<pid>/stat (utime, stime); the slice starts at field 3.
+    return Number(fields[11]) + Number(fields[12]);
+  } catch {
+    return null;
+  }
+}
+
+/** Busy ticks of the whole machine (all CPUs), from /proc/stat; null off Linux. */
+function machineBusyTicks(): number | null {
+  try {
+    const line = readFileSync('/proc/stat', 'utf8').split('\n')[0] ?? '';
+    const [, ...values] = line.trim().split(/\s+/);
+    const ticks = values.map(Number);
+    const total = ticks.slice(0, 8).reduce((sum, n) => sum + n, 0);
+    return total - (ticks[3] ?? 0) - (ticks[4] ?? 0);
+  } catch {
+    return null;
+  }
+}
+
+/** Pids of the direct children of `parent` whose command line contains `needle`. */
+function childPids(parent: number, needle: string): number[] {
+  try {
+    return readdirSync('/proc')
+      .filter((name) => /^\d+$/.test(name))
+      .map(Number)
+      .filter((pid) => {
+        try {
+          const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+          const ppid = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
+          return ppid === parent && readFileSync(`/proc/${pid}/cmdline`, 'utf8').includes(needle);
+        } catch {
+          return false;
+        }
+      });
+  } catch {
+    return [];
+  }
+}
+
+type CpuGroup = 'client' | 'standalone' | 'worker' | 'postgres' | 'machine';
+type CpuSample = Map<CpuGroup, Map<number, number>>;
+
+/** The process groups whose CPU a level is charged with, sampled at one moment. */
+async function sampleCpu(
+  pool: Pool,
+  standalonePid: number,
+  workerPids: number[],
+): Promise<CpuSample> {
+  const backends = await pool.query<{ pid: number }>(
+    'SELECT pid FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid()',
+  );
+  const ticksOf = (pids: number[]): Map<number, number> =>
+    new Map(
+      pids.flatMap((pid) => {
+        const ticks = processTicks(pid);
+        return ticks === null ? [] : [[pid, ticks] as [number, number]];
+      }),
+    );
+  const machine = machineBusyTicks();
+  return new Map<CpuGroup, Map<number, number>>([
+    ['client', ticksOf([process.pid])],
+    ['standalone', ticksOf([standalonePid])],
+    ['worker', ticksOf(workerPids)],
+    ['postgres', ticksOf(backends.rows.map((r) => r.pid))],
+    ['machine', machine === null ? new Map() : new Map([[0, machine]])],
+  ]);
+}
+
+/** CPU seconds each group used between two samples (a process seen only at the end counts from zero). */
+function cpuSeconds(before: CpuSample, after: CpuSample): Map<CpuGroup, number> {
+  const used = new Map<CpuGroup, number>();
+  for (const [group, pids] of after) {
+    let ticks = 0;
+    for (const [pid, end] of pids) {
+      ticks += end - (before.get(group)?.get(pid) ?? 0);
+    }
+    used.set(group, ticks / CLOCK_TICKS);
+  }
+  return used;
 }
 
 /** One blocking SendMessage; resolves to null when the task came back COMPLETED, else to an error label. */
@@ -134,6 +229,56 @@ async function eventCount(pool: Pool): Promise<number> {
   return Number(result.rows[0]?.n ?? 0);
 }
 
+async function lastPosition(pool: Pool): Promise<number> {
+  const result = await pool.query<{ p: string | null }>(
+    'SELECT max(global_position) AS p FROM events.messages',
+  );
+  return Number(result.rows[0]?.p ?? 0);
+}
+
+/** Median milliseconds between the events of the tasks a level created (from events.messages.recorded_at). */
+interface Stages {
+  submittedToLease: number;
+  leaseToWorking: number;
+  workingToArtifact: number;
+  artifactToCompleted: number;
+  submittedToCompleted: number;
+}
+
+async function stagesSince(pool: Pool, position: number): Promise<Stages | null> {
+  const result = await pool.query<Record<keyof Stages, number | null>>(
+    `WITH per_task AS (
+       SELECT stream_id,
+         min(recorded_at) FILTER (WHERE event_type = 'TaskSubmitted') AS submitted,
+         min(recorded_at) FILTER (WHERE event_type = 'TaskLeaseGranted') AS leased,
+         min(recorded_at) FILTER (WHERE event_type = 'TaskStatusUpdated'
+                                    AND data->'status'->>'state' = 'TASK_STATE_WORKING') AS working,
+         min(recorded_at) FILTER (WHERE event_type = 'ArtifactChunkAppended') AS artifact,
+         min(recorded_at) FILTER (WHERE event_type = 'TaskStatusUpdated'
+                                    AND data->'status'->>'state' = 'TASK_STATE_COMPLETED') AS completed
+       FROM events.messages WHERE global_position > $1 GROUP BY stream_id)
+     SELECT
+       percentile_cont(0.5) WITHIN GROUP (ORDER BY extract(epoch FROM leased - submitted) * 1000) AS "submittedToLease",
+       percentile_cont(0.5) WITHIN GROUP (ORDER BY extract(epoch FROM working - leased) * 1000) AS "leaseToWorking",
+       percentile_cont(0.5) WITHIN GROUP (ORDER BY extract(epoch FROM artifact - working) * 1000) AS "workingToArtifact",
+       percentile_cont(0.5) WITHIN GROUP (ORDER BY extract(epoch FROM completed - artifact) * 1000) AS "artifactToCompleted",
+       percentile_cont(0.5) WITHIN GROUP (ORDER BY extract(epoch FROM completed - submitted) * 1000) AS "submittedToCompleted"
+     FROM per_task WHERE submitted IS NOT NULL AND completed IS NOT NULL`,
+    [position],
+  );
+  const row = result.rows[0];
+  if (!row || row.submittedToCompleted === null) {
+    return null;
+  }
+  return {
+    submittedToLease: Number(row.submittedToLease),
+    leaseToWorking: Number(row.leaseToWorking),
+    workingToArtifact: Number(row.workingToArtifact),
+    artifactToCompleted: Number(row.artifactToCompleted),
+    submittedToCompleted: Number(row.submittedToCompleted),
+  };
+}
+
 /**
  * Backends publish their counters to pg_stat_database at most once a second while busy and within
  * 10 s once idle (Postgres 15: PGSTAT_IDLE_INTERVAL), so the platform's pooled connections are given
@@ -151,7 +296,7 @@ async function runLevel(
   url: string,
   concurrency: number,
   durationMs: number,
-): Promise<Omit<LevelResult, 'commits' | 'events'>> {
+): Promise<Omit<LevelResult, 'commits' | 'events' | 'stages' | 'cpu' | 'loadBefore'>> {
   const latenciesMs: number[] = [];
   const errorSamples = new Map<string, number>();
   let errors = 0;
@@ -226,6 +371,8 @@ async function main(): Promise<number> {
       `platform ready in ${Math.round(performance.now() - bootStarted)} ms (pid ${String(platform.process.pid)})`,
     );
     const url = `${platform.baseUrl}/agents/demo/echo/jsonrpc`;
+    const standalonePid = platform.process.pid ?? 0;
+    const workerPids = childPids(standalonePid, 'echo');
 
     const probe = await sendOnce(url);
     if (probe !== null) {
@@ -235,7 +382,7 @@ async function main(): Promise<number> {
     console.log(`warm-up: ${warm.requests} requests, ${warm.errors} errors`);
 
     // The idle platform commits too (dispatcher polls, lease sweeps): measure that rate once, then take it
-    // off each level's count, together with the bench's own three reads per level.
+    // off each level's count, together with the bench's own seven reads per level.
     let commitsBefore = await settledCommits(db.pool);
     let readAt = performance.now();
     const idleCommits = await settledCommits(db.pool);
@@ -252,8 +399,13 @@ async function main(): Promise<number> {
     const results: LevelResult[] = [];
     for (const concurrency of options.levels) {
       const eventsBefore = await eventCount(db.pool);
+      const positionBefore = await lastPosition(db.pool);
+      const loadBefore = loadavg()[0] ?? 0;
+      const cpuBefore = await sampleCpu(db.pool, standalonePid, workerPids);
       const result = await runLevel(url, concurrency, options.seconds * 1_000);
+      const cpuAfter = await sampleCpu(db.pool, standalonePid, workerPids);
       const eventsAfter = await eventCount(db.pool);
+      const stages = await stagesSince(db.pool, positionBefore);
       const commitsAfter = await settledCommits(db.pool);
       const now = performance.now();
       results.push({
@@ -261,8 +413,11 @@ async function main(): Promise<number> {
         commits:
           commitsBefore === null || commitsAfter === null
             ? null
-            : commitsAfter - commitsBefore - 3 - Math.round(idleRate * (now - readAt)),
+            : commitsAfter - commitsBefore - 7 - Math.round(idleRate * (now - readAt)),
         events: eventsAfter - eventsBefore,
+        stages,
+        cpu: cpuSeconds(cpuBefore, cpuAfter),
+        loadBefore,
       });
       commitsBefore = commitsAfter;
       readAt = now;
@@ -310,6 +465,83 @@ async function main(): Promise<number> {
       "commits: xact_commit of the benchmark database (pg_stat_database) over the level, less the idle rate and the bench's own reads;\n" +
         'a statement outside an explicit transaction counts as one. events: rows appended to events.messages.',
     );
+    console.log('');
+    console.log('## Where a request spends its time (medians, ms)');
+    console.log(
+      table(
+        [
+          'concurrency',
+          'client p50',
+          'submitted→leased',
+          'leased→WORKING',
+          'WORKING→artifact',
+          'artifact→COMPLETED',
+          'submitted→COMPLETED',
+          'rest (client p50 − that)',
+        ],
+        results.map((r) => {
+          const sorted = [...r.latenciesMs].sort((a, b) => a - b);
+          const p50 = percentile(sorted, 50);
+          const st = r.stages;
+          return [
+            String(r.concurrency),
+            fmt(p50),
+            st ? fmt(st.submittedToLease) : '-',
+            st ? fmt(st.leaseToWorking) : '-',
+            st ? fmt(st.workingToArtifact) : '-',
+            st ? fmt(st.artifactToCompleted) : '-',
+            st ? fmt(st.submittedToCompleted) : '-',
+            st ? fmt(p50 - st.submittedToCompleted) : '-',
+          ];
+        }),
+      ),
+    );
+    console.log(
+      'Stages from events.messages.recorded_at (clock_timestamp() at append) of the tasks each level created;\n' +
+        '"rest" is HTTP, JSON-RPC, the ingress→task-service gRPC hop, the submit transaction up to the append,\n' +
+        'and the blocked call noticing COMPLETED and reading the view.',
+    );
+    if (results.some((r) => r.cpu.get('machine'))) {
+      console.log('');
+      console.log('## CPU during each level (Linux /proc; 100 % = one core)');
+      const groups: [CpuGroup, string][] = [
+        ['client', 'bench client'],
+        ['standalone', 'standalone (ingress + task-service)'],
+        ['worker', 'echo worker'],
+        ['postgres', 'Postgres backends of the bench DB'],
+      ];
+      console.log(
+        table(
+          [
+            'concurrency',
+            'load avg before',
+            ...groups.map(([, label]) => `${label} % (ms/request)`),
+            'whole machine %',
+            'other %',
+          ],
+          results.map((r) => {
+            const seconds = r.elapsedMs / 1_000;
+            const total = r.requests + r.errors;
+            const cell = (used: number): string =>
+              `${fmt((100 * used) / seconds, 0)} (${total > 0 ? fmt((1_000 * used) / total, 2) : '-'})`;
+            const ours = groups.reduce((sum, [group]) => sum + (r.cpu.get(group) ?? 0), 0);
+            const machine = r.cpu.get('machine') ?? 0;
+            return [
+              String(r.concurrency),
+              fmt(r.loadBefore, 2),
+              ...groups.map(([group]) => cell(r.cpu.get(group) ?? 0)),
+              fmt((100 * machine) / seconds, 0),
+              fmt((100 * Math.max(0, machine - ours)) / seconds, 0),
+            ];
+          }),
+        ),
+      );
+      console.log(
+        `The machine has ${cpuList.length} CPUs (${100 * cpuList.length} % in all). "other" is busy time charged to none of\n` +
+          'the groups: Postgres background processes (WAL writer, checkpointer), kernel interrupt time of the loopback\n' +
+          'traffic, and any other job running on the machine at the same time.',
+      );
+    }
     const errorLines = results.flatMap((r) =>
       [...r.errorSamples].map(([what, n]) => `concurrency ${r.concurrency}: ${n} x ${what}`),
     );

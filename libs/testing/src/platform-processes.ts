@@ -45,8 +45,12 @@ export class PlatformProcess {
     readonly env: Record<string, string>,
   ) {}
 
-  /** The last lines the process printed (for failure messages). */
+  /** What the process printed since its last start (the last 64 000 characters). */
   get log(): string {
+    return this.output;
+  }
+
+  private get tail(): string {
     return this.output.slice(-4_000);
   }
 
@@ -63,6 +67,7 @@ export class PlatformProcess {
     if (!existsSync(entry)) {
       throw new Error(`${entry} is missing: run npm run build first`);
     }
+    this.output = '';
     const child = spawn(process.execPath, [entry, ...this.args], {
       env: { PATH: processEnv()['PATH'] ?? '', ...this.env },
       stdio: ['ignore', 'pipe', 'pipe'],
@@ -81,10 +86,10 @@ export class PlatformProcess {
     const deadline = Date.now() + timeoutMs;
     while (!pattern.test(this.output)) {
       if (!this.running) {
-        throw new Error(`${this.name} exited before printing ${String(pattern)}:\n${this.log}`);
+        throw new Error(`${this.name} exited before printing ${String(pattern)}:\n${this.tail}`);
       }
       if (Date.now() > deadline) {
-        throw new Error(`${this.name} did not print ${String(pattern)} in time:\n${this.log}`);
+        throw new Error(`${this.name} did not print ${String(pattern)} in time:\n${this.tail}`);
       }
       await sleep(50);
     }
@@ -146,11 +151,13 @@ export async function startStandalone(
 export async function startTaskService(
   env: PlatformEnv,
 ): Promise<{ process: PlatformProcess; workerTarget: string; commandTarget: string }> {
-  const [worker, command] = await Promise.all([freePort(), freePort()]);
+  // Ports given in `env` win (restarting a replica on the same ports); free ones are picked otherwise.
+  const worker = env['WORKER_GRPC_PORT'] ?? String(await freePort());
+  const command = env['TASK_SERVICE_GRPC_PORT'] ?? String(await freePort());
   const proc = new PlatformProcess('task-service', 'apps/task-service/src/main.js', [], {
-    WORKER_GRPC_PORT: String(worker),
-    TASK_SERVICE_GRPC_PORT: String(command),
     ...env,
+    WORKER_GRPC_PORT: worker,
+    TASK_SERVICE_GRPC_PORT: command,
   }).start();
   await proc.waitForOutput(/command gRPC on/);
   return {

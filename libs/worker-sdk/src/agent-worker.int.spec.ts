@@ -241,7 +241,7 @@ describe('AgentWorker against a WorkerService', () => {
     expect(worker.state).toBe('RUNNING');
     await until(() => platform.hellos.length === 1, 'hello');
     expect(platform.hellos[0]).toEqual({
-      hello: { identity: 'test-worker', maxConcurrentTasks: 3 },
+      hello: { identity: 'test-worker', maxConcurrentTasks: 3, leases: [] },
       authorization: 'Bearer s3cret',
     });
 
@@ -288,6 +288,8 @@ describe('AgentWorker against a WorkerService', () => {
     platforms.push(restarted);
     await restarted.start(port);
     await until(() => restarted.hellos.length === 1, 'a second hello');
+    // The new session learns at once which leases the worker still runs.
+    expect(restarted.hellos[0]?.hello.leases).toContainEqual({ taskId: 't2', leaseEpoch: 3 });
     await until(() => restarted.statuses('t1').length === 1, 'the retried COMPLETED of t1');
     await until(
       () =>

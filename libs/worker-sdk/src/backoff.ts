@@ -7,10 +7,13 @@ export interface BackoffPolicy {
   readonly jitter: number;
 }
 
-/** 100 ms doubling to 2 s, ±20 %: used for reconnecting and for retrying updates. */
+/**
+ * 100 ms doubling to 1 s, ±20 %: used for reconnecting and for retrying updates. The cap stays well under a
+ * lease's length, so a worker is back within about a second of the platform and keeps its leases.
+ */
 export const DEFAULT_BACKOFF: BackoffPolicy = {
   initialMs: 100,
-  maxMs: 2_000,
+  maxMs: 1_000,
   factor: 2,
   jitter: 0.2,
 };

@@ -8,19 +8,19 @@ describe('backoffDelayMs', () => {
     const schedule = Array.from({ length: 8 }, (_, attempt) =>
       backoffDelayMs(attempt, DEFAULT_BACKOFF, middle),
     );
-    expect(schedule).toEqual([100, 200, 400, 800, 1_600, 2_000, 2_000, 2_000]);
+    expect(schedule).toEqual([100, 200, 400, 800, 1_000, 1_000, 1_000, 1_000]);
   });
 
   it('spreads each delay by at most ±20 %', () => {
     expect(backoffDelayMs(0, DEFAULT_BACKOFF, () => 0)).toBe(80);
     expect(backoffDelayMs(0, DEFAULT_BACKOFF, () => 0.999_999)).toBe(120);
-    expect(backoffDelayMs(10, DEFAULT_BACKOFF, () => 0)).toBe(1_600);
-    expect(backoffDelayMs(10, DEFAULT_BACKOFF, () => 0.999_999)).toBe(2_400);
+    expect(backoffDelayMs(10, DEFAULT_BACKOFF, () => 0)).toBe(800);
+    expect(backoffDelayMs(10, DEFAULT_BACKOFF, () => 0.999_999)).toBe(1_200);
   });
 
   it('treats a negative attempt as the first one and never overflows', () => {
     expect(backoffDelayMs(-3, DEFAULT_BACKOFF, middle)).toBe(100);
-    expect(backoffDelayMs(10_000, DEFAULT_BACKOFF, middle)).toBe(2_000);
+    expect(backoffDelayMs(10_000, DEFAULT_BACKOFF, middle)).toBe(1_000);
   });
 });
 
