@@ -177,7 +177,7 @@ describe('agent cards (§10.11, §13 "Agent card")', () => {
     expect(root.card).toStrictEqual(own.card);
     // Caching (§10.11 SHOULD): an ETag, honoured by If-None-Match.
     const etag = own.response.headers.get('etag');
-    expect(etag).toBeTruthy();
+    expect(etag).toMatch(/^(W\/)?".+"$/);
     const revalidated = await fetch(`${platform.baseUrl}${cardPath('echo')}`, {
       // An explicit Cache-Control keeps fetch from adding `no-cache`, which forbids a 304 by design.
       headers: { 'If-None-Match': etag!, 'Cache-Control': 'max-age=0' },
