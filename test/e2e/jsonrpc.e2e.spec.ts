@@ -126,7 +126,18 @@ describe('agent cards (§10.11, §13 "Agent card")', () => {
         name: profile.name,
         description: profile.description,
         version: profile.version,
-        capabilities: { streaming: false, pushNotifications: false, extendedAgentCard: false },
+        capabilities: {
+          streaming: true,
+          pushNotifications: false,
+          extendedAgentCard: false,
+          extensions: [
+            {
+              uri: 'https://a2a-platform.dev/extensions/resumable-streams/v1',
+              description: expect.any(String),
+              required: false,
+            },
+          ],
+        },
         defaultInputModes: profile.defaultInputModes,
         defaultOutputModes: profile.defaultOutputModes,
       });
@@ -205,7 +216,7 @@ describe('agent cards (§10.11, §13 "Agent card")', () => {
       protocolVersion: '1.0',
     });
     expect(apiKeyHeaderOf(echo.card)).toBe('X-API-Key');
-    expect(echo.card.capabilities).toMatchObject({ streaming: false, pushNotifications: false });
+    expect(echo.card.capabilities).toMatchObject({ streaming: true, pushNotifications: false });
     expect(echo.client.protocolVersion).toBe('1.0');
     const cardFetch = echo.exchanges[0]!;
     expect(cardFetch).toMatchObject({
@@ -971,17 +982,7 @@ const BAD_CASES: BadCase[] = [
     expected: () => invalidParams('s-3', 'message.contextId'),
   },
   {
-    title: '§6 (capability gating): SendStreamingMessage without streaming → -32004',
-    body: () => request('SendStreamingMessage', { message: rawUserMessage('stream?') }, 'x-1'),
-    expected: () => ({
-      code: -32004,
-      reason: 'UNSUPPORTED_OPERATION',
-      domain: A2A_DOMAIN,
-      id: 'x-1',
-    }),
-  },
-  {
-    title: '§6 (capability gating): SubscribeToTask without streaming → -32004',
+    title: '§10.6: SubscribeToTask on a terminal task → -32004 before any stream',
     body: (f) => request('SubscribeToTask', { id: f.completedEcho.id }, 'x-2'),
     expected: () => ({
       code: -32004,
@@ -989,6 +990,16 @@ const BAD_CASES: BadCase[] = [
       domain: A2A_DOMAIN,
       id: 'x-2',
     }),
+  },
+  {
+    title: '§10.6: SubscribeToTask on an unknown task → -32001 before any stream',
+    body: () => request('SubscribeToTask', { id: 'no-such-task' }, 'x-3'),
+    expected: () => ({ code: -32001, reason: 'TASK_NOT_FOUND', domain: A2A_DOMAIN, id: 'x-3' }),
+  },
+  {
+    title: '§10.6: SendStreamingMessage with invalid params → -32602 before any stream',
+    body: () => request('SendStreamingMessage', { message: { role: 'ROLE_USER' } }, 'x-4'),
+    expected: () => invalidParams('x-4', 'message.messageId'),
   },
   ...(
     [

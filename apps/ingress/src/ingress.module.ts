@@ -14,6 +14,7 @@ import { AgentRegistry } from './cards/agent-registry';
 import { JsonRpcController } from './jsonrpc/json-rpc.controller';
 import { A2aOperations } from './operations/a2a-operations';
 import { TaskServiceOperations } from './operations/task-service.operations';
+import { TaskEventFeed } from './streaming/task-event-feed';
 import { INGRESS_CONFIG, INGRESS_PG_POOL } from './tokens';
 
 export type IngressModuleConfig = IngressConfig & PostgresConfig;
@@ -44,6 +45,7 @@ export class IngressModule {
         { provide: A2aOperations, useClass: TaskServiceOperations },
         ApiKeyAuthenticator,
         AgentRegistry,
+        TaskEventFeed,
       ],
     };
   }

@@ -19,3 +19,9 @@ export function callerMetadata(ctx: CallContext): EventMetadata {
     ...(ctx.requestId ? { correlationId: ctx.requestId, causationId: ctx.requestId } : {}),
   };
 }
+
+/** An operation's result and, when it shows a task, that task's generation. */
+export interface Versioned<T> {
+  result: T;
+  version?: number;
+}

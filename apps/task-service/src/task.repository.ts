@@ -1,6 +1,7 @@
 import {
   appendToStream,
   ConcurrencyConflict,
+  NOTICE_CHANNEL,
   readStream,
   withTransaction,
   type EventMetadata,
@@ -15,7 +16,7 @@ import {
 } from '@lib/task-domain';
 import { Inject, Injectable } from '@nestjs/common';
 import type { Pool, PoolClient } from 'pg';
-import { NOTICE_CHANNEL, noticesFor } from './notices';
+import { noticesFor } from './notices';
 import { syncTaskWork, upsertTaskView } from './projections/task-view.projection';
 import { PG_POOL } from './tokens';
 

@@ -1,3 +1,5 @@
 export * from './event-store';
 export * from './migrate';
+export * from './notice-listener';
+export * from './notices';
 export * from './postgres';

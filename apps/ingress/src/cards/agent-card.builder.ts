@@ -1,5 +1,6 @@
 import type { AgentCard } from '@lib/a2a-protocol';
 import { API_KEY_HEADER } from '../auth/api-key.authenticator';
+import { RESUMABLE_STREAMS_EXTENSION } from '../streaming/resumable-streams';
 import type { HostedAgent } from './agent-registry';
 
 /** The A2A protocol version every interface of this platform speaks. */
@@ -35,7 +36,12 @@ export function buildAgentCard(agent: HostedAgent, baseUrl: string): AgentCard {
     provider: { organization: 'A2A Platform', url: base },
     version: profile.version,
     ...(profile.documentationUrl ? { documentationUrl: profile.documentationUrl } : {}),
-    capabilities: { streaming: false, pushNotifications: false, extendedAgentCard: false },
+    capabilities: {
+      streaming: true,
+      pushNotifications: false,
+      extendedAgentCard: false,
+      extensions: [RESUMABLE_STREAMS_EXTENSION],
+    },
     securitySchemes: {
       apiKey: {
         apiKeySecurityScheme: {

@@ -1,12 +1,15 @@
 import {
   A2aError,
   asA2aError,
+  decodeSubscribeToTaskRequest,
+  isTerminalState,
   JSON_RPC_ERRORS,
   jsonRpcErrorResponse,
   jsonRpcRequestIdOf,
   jsonRpcResult,
   parseJsonRpcRequest,
   type JsonRpcId,
+  type Task,
 } from '@lib/a2a-protocol';
 import type { IngressConfig } from '@lib/config';
 import { Controller, Inject, Logger, Param, Post, Req, Res } from '@nestjs/common';
@@ -17,6 +20,18 @@ import { AgentRegistry } from '../cards/agent-registry';
 import { readBody } from '../http/read-body';
 import { A2aOperations } from '../operations/a2a-operations';
 import type { CallContext } from '../operations/call-context';
+import {
+  lastEventId,
+  requestedExtensions,
+  RESUMABLE_STREAMS_URI,
+} from '../streaming/resumable-streams';
+import { writeSse } from '../streaming/sse-writer';
+import {
+  endsStream,
+  TaskEventFeed,
+  type StreamItem,
+  type TaskSubscription,
+} from '../streaming/task-event-feed';
 import { INGRESS_CONFIG } from '../tokens';
 import { negotiateVersion } from '../version';
 
@@ -32,6 +47,7 @@ export class JsonRpcController {
     private readonly operations: A2aOperations,
     private readonly auth: ApiKeyAuthenticator,
     private readonly agents: AgentRegistry,
+    private readonly feed: TaskEventFeed,
     @Inject(INGRESS_CONFIG) private readonly config: IngressConfig,
   ) {}
 
@@ -66,7 +82,24 @@ export class JsonRpcController {
         ...(req.header('traceparent') ? { traceparent: req.header('traceparent') } : {}),
       };
       checkTenantParam(rpc.params);
-      const result = await this.dispatch(rpc.method, rpc.params, ctx);
+      if (rpc.method === 'SendStreamingMessage' || rpc.method === 'SubscribeToTask') {
+        const extensions = requestedExtensions(req.header('A2A-Extensions'));
+        const stream = await this.openStream(rpc.method, rpc.params, ctx, extensions, req);
+        const rpcId = id;
+        await writeSse(
+          req,
+          res,
+          {
+            data: (item) => jsonRpcResult(rpcId, item.response),
+            error: (reason) => jsonRpcErrorResponse(rpcId, streamError(reason)),
+          },
+          stream.first,
+          stream.subscription,
+          stream.activated.length > 0 ? { 'A2A-Extensions': stream.activated.join(', ') } : {},
+        );
+        return;
+      }
+      const { result } = await this.dispatch(rpc.method, rpc.params, ctx);
       res.status(200).json(jsonRpcResult(id, result));
     } catch (thrown) {
       const error = asA2aError(thrown);
@@ -84,7 +117,73 @@ export class JsonRpcController {
     }
   }
 
-  private dispatch(method: string, params: unknown, ctx: CallContext): Promise<unknown> {
+  /**
+   * Opens SendStreamingMessage / SubscribeToTask (spec digest §10.6). Errors before the first event are
+   * thrown, so they reach the client as a plain JSON-RPC error, not as a stream.
+   */
+  private async openStream(
+    method: 'SendStreamingMessage' | 'SubscribeToTask',
+    params: unknown,
+    ctx: CallContext,
+    extensions: string[],
+    req: Request,
+  ): Promise<{
+    first: StreamItem | null;
+    subscription: TaskSubscription | null;
+    activated: string[];
+  }> {
+    if (method === 'SendStreamingMessage') {
+      // The stream, not the call, waits for the task: the message is accepted first, then watched.
+      const { result, version } = await this.operations.sendMessage(returnImmediately(params), ctx);
+      if (!('task' in result)) {
+        return { first: { id: version, response: result }, subscription: null, activated: [] };
+      }
+      return this.follow(ctx, result.task, version, true, []);
+    }
+    const { id } = decodeSubscribeToTaskRequest(params);
+    const { result: task, version } = await this.operations.getTask({ id }, ctx);
+    const resume = extensions.includes(RESUMABLE_STREAMS_URI)
+      ? lastEventId(req.header('Last-Event-ID'))
+      : null;
+    if (resume !== null) {
+      // Resuming (our extension): exactly the events after the client's last one, even of an ended task.
+      const missed = Math.min(resume, version);
+      const done = isTerminalState(task.status.state) && missed >= version;
+      return done
+        ? { first: null, subscription: null, activated: [RESUMABLE_STREAMS_URI] }
+        : this.follow(ctx, task, missed, false, [RESUMABLE_STREAMS_URI]);
+    }
+    if (isTerminalState(task.status.state)) {
+      throw new A2aError(
+        'UNSUPPORTED_OPERATION',
+        `task ${task.id} is ${task.status.state}; there is nothing to subscribe to`,
+        { taskId: task.id, state: task.status.state },
+      );
+    }
+    const activated = extensions.includes(RESUMABLE_STREAMS_URI) ? [RESUMABLE_STREAMS_URI] : [];
+    return this.follow(ctx, task, version, true, activated);
+  }
+
+  private follow(
+    ctx: CallContext,
+    task: Task,
+    after: number,
+    snapshotFirst: boolean,
+    activated: string[],
+  ): { first: StreamItem | null; subscription: TaskSubscription | null; activated: string[] } {
+    const first = snapshotFirst ? { id: after, response: { task } } : null;
+    if (first && endsStream(first.response)) {
+      return { first, subscription: null, activated };
+    }
+    const ref = { taskId: task.id, contextId: task.contextId };
+    return { first, subscription: this.feed.subscribe(ctx.tenantId, ref, after), activated };
+  }
+
+  private dispatch(
+    method: string,
+    params: unknown,
+    ctx: CallContext,
+  ): Promise<{ result: unknown }> {
     switch (method) {
       case 'SendMessage':
         return this.operations.sendMessage(params, ctx);
@@ -94,9 +193,6 @@ export class JsonRpcController {
         return this.operations.listTasks(params, ctx);
       case 'CancelTask':
         return this.operations.cancelTask(params, ctx);
-      case 'SendStreamingMessage':
-      case 'SubscribeToTask':
-        throw new A2aError('UNSUPPORTED_OPERATION', 'this agent does not declare streaming');
       case 'CreateTaskPushNotificationConfig':
       case 'GetTaskPushNotificationConfig':
       case 'ListTaskPushNotificationConfigs':
@@ -111,6 +207,28 @@ export class JsonRpcController {
         throw new A2aError('METHOD_NOT_FOUND', `method ${method} not found`);
     }
   }
+}
+
+/** SendStreamingMessage accepts the message without blocking; the stream follows the task instead. */
+function returnImmediately(params: unknown): unknown {
+  if (typeof params !== 'object' || params === null || Array.isArray(params)) {
+    return params;
+  }
+  const request = params as { configuration?: unknown };
+  const configuration =
+    typeof request.configuration === 'object' && request.configuration !== null
+      ? request.configuration
+      : {};
+  return { ...request, configuration: { ...configuration, returnImmediately: true } };
+}
+
+function streamError(reason: 'overflow' | 'error'): A2aError {
+  return reason === 'overflow'
+    ? new A2aError(
+        'UNAVAILABLE',
+        'the client did not keep up with the stream; resume with SubscribeToTask and Last-Event-ID',
+      )
+    : new A2aError('INTERNAL', 'the stream failed');
 }
 
 /**

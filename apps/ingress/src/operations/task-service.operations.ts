@@ -10,7 +10,7 @@ import {
 import type { IngressConfig } from '@lib/config';
 import { Inject, Injectable, type OnModuleDestroy } from '@nestjs/common';
 import { INGRESS_CONFIG } from '../tokens';
-import { A2aOperations } from './a2a-operations';
+import { A2aOperations, type Versioned } from './a2a-operations';
 import type { CallContext } from './call-context';
 
 type Method = 'sendMessage' | 'getTask' | 'listTasks' | 'cancelTask';
@@ -41,23 +41,27 @@ export class TaskServiceOperations extends A2aOperations implements OnModuleDest
     }
   }
 
-  sendMessage(params: unknown, ctx: CallContext): Promise<SendMessageResponse> {
-    return this.call('sendMessage', params, ctx) as Promise<SendMessageResponse>;
+  sendMessage(params: unknown, ctx: CallContext): Promise<Versioned<SendMessageResponse>> {
+    return this.call('sendMessage', params, ctx) as Promise<Versioned<SendMessageResponse>>;
   }
 
-  getTask(params: unknown, ctx: CallContext): Promise<Task> {
-    return this.call('getTask', params, ctx) as Promise<Task>;
+  getTask(params: unknown, ctx: CallContext): Promise<Versioned<Task>> {
+    return this.call('getTask', params, ctx) as Promise<Versioned<Task>>;
   }
 
-  listTasks(params: unknown, ctx: CallContext): Promise<ListTasksResponse> {
-    return this.call('listTasks', params, ctx) as Promise<ListTasksResponse>;
+  listTasks(params: unknown, ctx: CallContext): Promise<Versioned<ListTasksResponse>> {
+    return this.call('listTasks', params, ctx) as Promise<Versioned<ListTasksResponse>>;
   }
 
-  cancelTask(params: unknown, ctx: CallContext): Promise<Task> {
-    return this.call('cancelTask', params, ctx) as Promise<Task>;
+  cancelTask(params: unknown, ctx: CallContext): Promise<Versioned<Task>> {
+    return this.call('cancelTask', params, ctx) as Promise<Versioned<Task>>;
   }
 
-  private async call(method: Method, params: unknown, ctx: CallContext): Promise<unknown> {
+  private async call(
+    method: Method,
+    params: unknown,
+    ctx: CallContext,
+  ): Promise<Versioned<unknown>> {
     const request: taskPb.OperationCall = {
       context: {
         tenantId: ctx.tenantId,
@@ -107,7 +111,7 @@ function isUnreachable(error: unknown): boolean {
   return code === GrpcStatus.UNAVAILABLE && !(error instanceof A2aError);
 }
 
-function unwrap(result: taskPb.OperationResult): unknown {
+function unwrap(result: taskPb.OperationResult): Versioned<unknown> {
   if (result.error) {
     const { reason, message, metadata, fieldViolations } = result.error;
     throw new A2aError(
@@ -117,5 +121,5 @@ function unwrap(result: taskPb.OperationResult): unknown {
       fieldViolations,
     );
   }
-  return JSON.parse(result.responseJson ?? 'null') as unknown;
+  return { result: JSON.parse(result.responseJson ?? 'null') as unknown, version: result.version };
 }

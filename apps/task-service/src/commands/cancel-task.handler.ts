@@ -7,7 +7,7 @@ import {
 import type { TaskServiceConfig } from '@lib/config';
 import { decide } from '@lib/task-domain';
 import { Inject, Injectable } from '@nestjs/common';
-import { callerMetadata, type CallContext } from '../call-context';
+import { callerMetadata, type CallContext, type Versioned } from '../call-context';
 import { NoticeBus } from '../notice-bus';
 import { TaskViews } from '../queries/task-views';
 import { TaskRepository } from '../task.repository';
@@ -27,7 +27,7 @@ export class CancelTaskHandler {
     @Inject(TASK_SERVICE_CONFIG) private readonly config: TaskServiceConfig,
   ) {}
 
-  async execute(input: unknown, ctx: CallContext): Promise<Task> {
+  async execute(input: unknown, ctx: CallContext): Promise<Versioned<Task>> {
     const request = decodeCancelTaskRequest(input);
     await this.views.get(ctx, request.id);
     const command = {
@@ -52,6 +52,6 @@ export class CancelTaskHandler {
       (r) => isTerminalState(r.state as TaskStateName),
       waitMs,
     );
-    return record.task;
+    return { result: record.task, version: record.version };
   }
 }

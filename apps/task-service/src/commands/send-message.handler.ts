@@ -15,7 +15,7 @@ import { Inject, Injectable } from '@nestjs/common';
 import { randomUUID } from 'node:crypto';
 import type { PoolClient } from 'pg';
 import { AgentDirectory } from '../agent-directory';
-import { callerMetadata, type CallContext } from '../call-context';
+import { callerMetadata, type CallContext, type Versioned } from '../call-context';
 import { NoticeBus } from '../notice-bus';
 import { TaskViews } from '../queries/task-views';
 import { TaskRepository } from '../task.repository';
@@ -36,7 +36,7 @@ export class SendMessageHandler {
     @Inject(TASK_SERVICE_CONFIG) private readonly config: TaskServiceConfig,
   ) {}
 
-  async execute(input: unknown, ctx: CallContext): Promise<SendMessageResponse> {
+  async execute(input: unknown, ctx: CallContext): Promise<Versioned<SendMessageResponse>> {
     const request = decodeSendMessageRequest(input);
     const { message } = request;
     assertAcceptedParts(message, await this.agents.inputModes(ctx.tenantId, ctx.agentId));
@@ -64,7 +64,10 @@ export class SendMessageHandler {
           (r) => settled(r.state as TaskStateName),
           this.config.BLOCKING_SEND_TIMEOUT_MS,
         );
-    return { task: applyHistoryLength(record.task, config?.historyLength) };
+    return {
+      result: { task: applyHistoryLength(record.task, config?.historyLength) },
+      version: record.version,
+    };
   }
 
   private async submitTask(

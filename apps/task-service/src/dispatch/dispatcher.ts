@@ -1,5 +1,6 @@
 import { a2aPb, type Message } from '@lib/a2a-protocol';
 import type { TaskServiceConfig } from '@lib/config';
+import type { Notice } from '@lib/event-store';
 import { decide, lastUserMessage } from '@lib/task-domain';
 import {
   Inject,
@@ -10,7 +11,6 @@ import {
 } from '@nestjs/common';
 import type { Pool } from 'pg';
 import { NoticeBus } from '../notice-bus';
-import type { Notice } from '../notices';
 import { TaskRepository } from '../task.repository';
 import { PG_POOL, TASK_SERVICE_CONFIG } from '../tokens';
 import { agentKey, type WorkerSession } from './worker-session';

@@ -1,13 +1,13 @@
 import type { sendUnaryData, ServerUnaryCall } from '@grpc/grpc-js';
 import { asA2aError, taskPb } from '@lib/a2a-protocol';
 import { Injectable, Logger } from '@nestjs/common';
-import type { CallContext } from '../call-context';
+import type { CallContext, Versioned } from '../call-context';
 import { CancelTaskHandler } from '../commands/cancel-task.handler';
 import { SendMessageHandler } from '../commands/send-message.handler';
 import { GetTaskQuery } from '../queries/get-task.query';
 import { ListTasksQuery } from '../queries/list-tasks.query';
 
-type Operation = (input: unknown, ctx: CallContext) => Promise<unknown>;
+type Operation = (input: unknown, ctx: CallContext) => Promise<Versioned<unknown>>;
 
 /**
  * The internal TaskCommandService (proto/platform/task/v1/task_service.proto) the ingress replicas call.
@@ -49,6 +49,7 @@ export class TaskCommandController {
     const context = call.context;
     if (!context?.tenantId || !context.agentId || !context.principalId) {
       return {
+        version: 0,
         error: {
           reason: 'INVALID_REQUEST',
           message: 'call context missing',
@@ -67,7 +68,8 @@ export class TaskCommandController {
     };
     try {
       const input: unknown = call.requestJson ? JSON.parse(call.requestJson) : {};
-      return { responseJson: JSON.stringify(await operation(input, ctx)) };
+      const { result, version } = await operation(input, ctx);
+      return { responseJson: JSON.stringify(result), version: version ?? 0 };
     } catch (thrown) {
       const error = asA2aError(thrown);
       if (error.reason === 'INTERNAL') {
@@ -76,6 +78,7 @@ export class TaskCommandController {
         );
       }
       return {
+        version: 0,
         error: {
           reason: error.reason,
           message: error.message,

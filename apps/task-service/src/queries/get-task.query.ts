@@ -1,6 +1,6 @@
 import { applyHistoryLength, decodeGetTaskRequest, type Task } from '@lib/a2a-protocol';
 import { Injectable } from '@nestjs/common';
-import type { CallContext } from '../call-context';
+import type { CallContext, Versioned } from '../call-context';
 import { TaskViews } from './task-views';
 
 /** GetTask (spec digest §10.5 for historyLength). */
@@ -8,9 +8,12 @@ import { TaskViews } from './task-views';
 export class GetTaskQuery {
   constructor(private readonly views: TaskViews) {}
 
-  async execute(input: unknown, ctx: CallContext): Promise<Task> {
+  async execute(input: unknown, ctx: CallContext): Promise<Versioned<Task>> {
     const request = decodeGetTaskRequest(input);
     const record = await this.views.get(ctx, request.id);
-    return applyHistoryLength(record.task, request.historyLength);
+    return {
+      result: applyHistoryLength(record.task, request.historyLength),
+      version: record.version,
+    };
   }
 }

@@ -1,6 +1,6 @@
 import { decodeListTasksRequest, type ListTasksResponse } from '@lib/a2a-protocol';
 import { Injectable } from '@nestjs/common';
-import type { CallContext } from '../call-context';
+import type { CallContext, Versioned } from '../call-context';
 import { TaskViews } from './task-views';
 
 /** ListTasks (spec digest §10.7). */
@@ -8,7 +8,7 @@ import { TaskViews } from './task-views';
 export class ListTasksQuery {
   constructor(private readonly views: TaskViews) {}
 
-  execute(input: unknown, ctx: CallContext): Promise<ListTasksResponse> {
-    return this.views.list(ctx, decodeListTasksRequest(input));
+  async execute(input: unknown, ctx: CallContext): Promise<Versioned<ListTasksResponse>> {
+    return { result: await this.views.list(ctx, decodeListTasksRequest(input)) };
   }
 }

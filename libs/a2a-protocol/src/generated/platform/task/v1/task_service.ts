@@ -44,7 +44,11 @@ export interface OperationCall {
 export interface OperationResult {
   /** ProtoJSON of the lf.a2a.v1 response message. */
   responseJson?: string | undefined;
-  error?: OperationError | undefined;
+  error?:
+    | OperationError
+    | undefined;
+  /** Generation (stream version) of the task the response shows, when it shows one; streams resume after it. */
+  version: number;
 }
 
 /** An A2A or platform error, identified by its ErrorInfo reason (e.g. TASK_NOT_FOUND). */
@@ -284,7 +288,7 @@ export const OperationCall: MessageFns<OperationCall> = {
 };
 
 function createBaseOperationResult(): OperationResult {
-  return { responseJson: undefined, error: undefined };
+  return { responseJson: undefined, error: undefined, version: 0 };
 }
 
 export const OperationResult: MessageFns<OperationResult> = {
@@ -294,6 +298,9 @@ export const OperationResult: MessageFns<OperationResult> = {
     }
     if (message.error !== undefined) {
       OperationError.encode(message.error, writer.uint32(18).fork()).join();
+    }
+    if (message.version !== 0) {
+      writer.uint32(24).int64(message.version);
     }
     return writer;
   },
@@ -321,6 +328,14 @@ export const OperationResult: MessageFns<OperationResult> = {
           message.error = OperationError.decode(reader, reader.uint32());
           continue;
         }
+        case 3: {
+          if (tag !== 24) {
+            break;
+          }
+
+          message.version = longToNumber(reader.int64());
+          continue;
+        }
       }
       if ((tag & 7) === 4 || tag === 0) {
         break;
@@ -334,6 +349,7 @@ export const OperationResult: MessageFns<OperationResult> = {
     return {
       responseJson: isSet(object.responseJson) ? globalThis.String(object.responseJson) : undefined,
       error: isSet(object.error) ? OperationError.fromJSON(object.error) : undefined,
+      version: isSet(object.version) ? globalThis.Number(object.version) : 0,
     };
   },
 
@@ -344,6 +360,9 @@ export const OperationResult: MessageFns<OperationResult> = {
     }
     if (message.error !== undefined) {
       obj.error = OperationError.toJSON(message.error);
+    }
+    if (message.version !== 0) {
+      obj.version = Math.round(message.version);
     }
     return obj;
   },
@@ -357,6 +376,7 @@ export const OperationResult: MessageFns<OperationResult> = {
     message.error = (object.error !== undefined && object.error !== null)
       ? OperationError.fromPartial(object.error)
       : undefined;
+    message.version = object.version ?? 0;
     return message;
   },
 };
@@ -772,6 +792,17 @@ export type DeepPartial<T> = T extends Builtin ? T
 type KeysOfUnion<T> = T extends T ? keyof T : never;
 export type Exact<P, I extends P> = P extends Builtin ? P
   : P & { [K in keyof P]: Exact<P[K], I[K]> } & { [K in Exclude<keyof I, KeysOfUnion<P>>]: never };
+
+function longToNumber(int64: { toString(): string }): number {
+  const num = globalThis.Number(int64.toString());
+  if (num > globalThis.Number.MAX_SAFE_INTEGER) {
+    throw new globalThis.Error("Value is larger than Number.MAX_SAFE_INTEGER");
+  }
+  if (num < globalThis.Number.MIN_SAFE_INTEGER) {
+    throw new globalThis.Error("Value is smaller than Number.MIN_SAFE_INTEGER");
+  }
+  return num;
+}
 
 function isObject(value: any): boolean {
   return typeof value === "object" && value !== null;

@@ -1,0 +1,225 @@
+import { isInterruptedState, isTerminalState, type StreamResponse } from '@lib/a2a-protocol';
+import { NoticeListener, readStream } from '@lib/event-store';
+import { taskStreamId, toStreamResponse, type TaskEvent, type TaskRef } from '@lib/task-domain';
+import {
+  Inject,
+  Injectable,
+  Logger,
+  type OnModuleDestroy,
+  type OnModuleInit,
+} from '@nestjs/common';
+import type { Pool } from 'pg';
+import type { IngressModuleConfig } from '../ingress.module';
+import { INGRESS_CONFIG, INGRESS_PG_POOL } from '../tokens';
+
+/** One event of a task stream as a client sees it: the generation it was written at, and its payload. */
+export interface StreamItem {
+  id: number;
+  response: StreamResponse;
+}
+
+const FALLBACK_POLL_MS = 1_000;
+const READ_BATCH = 500;
+
+/**
+ * Live task events for this ingress replica: woken by Postgres notices from any task-service replica and
+ * always read from the log by generation, so a subscriber that falls behind or reconnects catches up with
+ * no gap and no duplicate (DESIGN.md "Live updates across replicas").
+ */
+@Injectable()
+export class TaskEventFeed implements OnModuleInit, OnModuleDestroy {
+  private readonly listener: NoticeListener;
+  private readonly subscribers = new Map<string, Set<TaskSubscription>>();
+  private poller: NodeJS.Timeout | null = null;
+  private readonly maxPending: number;
+
+  constructor(
+    @Inject(INGRESS_PG_POOL) private readonly pool: Pool,
+    @Inject(INGRESS_CONFIG) config: IngressModuleConfig,
+  ) {
+    this.maxPending = config.STREAM_MAX_PENDING_EVENTS;
+    const logger = new Logger(TaskEventFeed.name);
+    this.listener = new NoticeListener(config.POSTGRES_URL, (m) => logger.warn(m));
+  }
+
+  async onModuleInit(): Promise<void> {
+    await this.listener.start();
+    this.listener.subscribe((notice) => {
+      if (notice.k === 'task') {
+        this.subscribers.get(key(notice.t, notice.id))?.forEach((s) => s.wake(notice.v));
+      }
+    });
+    this.poller = setInterval(() => {
+      this.subscribers.forEach((set) => set.forEach((s) => s.wake()));
+    }, FALLBACK_POLL_MS);
+    this.poller.unref();
+  }
+
+  async onModuleDestroy(): Promise<void> {
+    if (this.poller) {
+      clearInterval(this.poller);
+    }
+    this.subscribers.forEach((set) => set.forEach((s) => s.close('shutdown')));
+    await this.listener.stop();
+  }
+
+  /** How many subscriptions this replica serves (for benchmarks and metrics). */
+  get size(): number {
+    let n = 0;
+    this.subscribers.forEach((set) => (n += set.size));
+    return n;
+  }
+
+  /**
+   * Subscribes to the events of a task written after generation `after`. The caller has already been
+   * authorised for the task (through the operations port).
+   */
+  subscribe(tenantId: string, ref: TaskRef, after: number): TaskSubscription {
+    const k = key(tenantId, ref.taskId);
+    const subscription = new TaskSubscription(
+      this.pool,
+      tenantId,
+      ref,
+      after,
+      this.maxPending,
+      () => {
+        const set = this.subscribers.get(k);
+        set?.delete(subscription);
+        if (set?.size === 0) {
+          this.subscribers.delete(k);
+        }
+      },
+    );
+    const set = this.subscribers.get(k) ?? new Set<TaskSubscription>();
+    set.add(subscription);
+    this.subscribers.set(k, set);
+    subscription.wake();
+    return subscription;
+  }
+}
+
+function key(tenantId: string, taskId: string): string {
+  return `${tenantId}\u0000${taskId}`;
+}
+
+/** Why a subscription ended. */
+export type EndReason = 'final' | 'overflow' | 'closed' | 'shutdown' | 'error';
+
+/**
+ * The events of one task for one client, in generation order, read from the log after a cursor. Bounded
+ * (STREAM_MAX_PENDING_EVENTS): a client that does not keep up is cut off with `overflow` instead of growing
+ * memory, and can resume from its last event id.
+ */
+export class TaskSubscription {
+  private cursor: number;
+  private readonly pending: StreamItem[] = [];
+  private reading: Promise<void> | null = null;
+  private again = false;
+  private waiter: (() => void) | null = null;
+  ended: EndReason | null = null;
+
+  constructor(
+    private readonly pool: Pool,
+    private readonly tenantId: string,
+    private readonly ref: TaskRef,
+    after: number,
+    private readonly maxPending: number,
+    private readonly onEnd: () => void,
+  ) {
+    this.cursor = after;
+  }
+
+  /** Something was written to the stream (at `version`, when known): read what is new. */
+  wake(version?: number): void {
+    if (this.ended || (version !== undefined && version <= this.cursor)) {
+      return;
+    }
+    if (this.reading) {
+      this.again = true;
+      return;
+    }
+    this.reading = this.readNew()
+      .catch(() => this.close('error'))
+      .finally(() => {
+        this.reading = null;
+        if (this.again) {
+          this.again = false;
+          this.wake();
+        }
+      });
+  }
+
+  /** Waits for the next events; an empty array means the subscription ended (see {@link ended}). */
+  async take(): Promise<StreamItem[]> {
+    while (this.pending.length === 0 && !this.ended) {
+      await new Promise<void>((resolve) => {
+        this.waiter = resolve;
+      });
+    }
+    return this.pending.splice(0);
+  }
+
+  close(reason: EndReason): void {
+    if (this.ended) {
+      return;
+    }
+    this.ended = reason;
+    this.onEnd();
+    this.notify();
+  }
+
+  private async readNew(): Promise<void> {
+    for (;;) {
+      const events = await readStream<TaskEvent>(
+        this.pool,
+        this.tenantId,
+        taskStreamId(this.tenantId, this.ref.taskId),
+        this.cursor,
+      );
+      for (const stored of events.slice(0, READ_BATCH)) {
+        if (this.ended) {
+          return;
+        }
+        this.cursor = stored.streamVersion;
+        const response = toStreamResponse(stored.event, this.ref);
+        if (!response) {
+          continue;
+        }
+        this.pending.push({ id: stored.streamVersion, response });
+        if (this.pending.length > this.maxPending) {
+          this.pending.length = 0;
+          this.close('overflow');
+          return;
+        }
+        if (endsStream(response)) {
+          this.notify();
+          this.close('final');
+          return;
+        }
+      }
+      this.notify();
+      if (events.length <= READ_BATCH) {
+        return;
+      }
+    }
+  }
+
+  private notify(): void {
+    const waiter = this.waiter;
+    this.waiter = null;
+    waiter?.();
+  }
+}
+
+/** A stream closes after a terminal or interrupted status (spec digest §10.6, §12 #5). */
+export function endsStream(response: StreamResponse): boolean {
+  if ('statusUpdate' in response) {
+    const state = response.statusUpdate.status.state;
+    return isTerminalState(state) || isInterruptedState(state);
+  }
+  if ('task' in response) {
+    const state = response.task.status.state;
+    return isTerminalState(state) || isInterruptedState(state);
+  }
+  return false;
+}

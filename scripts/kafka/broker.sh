@@ -1,0 +1,338 @@
+#!/usr/bin/env bash
+# A real single-node Apache Kafka broker (KRaft: broker + controller in one JVM) for development and CI.
+#
+#   bash scripts/kafka/broker.sh start     # resolve jars (once), format storage (once), start, wait until ready
+#   bash scripts/kafka/broker.sh stop      # SIGTERM via the pid file, SIGKILL after KAFKA_STOP_TIMEOUT seconds
+#   bash scripts/kafka/broker.sh restart
+#   bash scripts/kafka/broker.sh status    # exit 0 when running and ready, 3 when not running
+#
+# Clients connect to 127.0.0.1:9092 (PLAINTEXT); the controller listens on 127.0.0.1:9093.
+# The broker version is pinned in scripts/kafka/pom.xml (<kafka.version>); see docs/adr/0004.
+#
+# Environment (all optional):
+#   KAFKA_CACHE_DIR       jar cache (default $HOME/.cache/a2a-platform/kafka-<version>); Maven's ~/.m2 is reused too
+#   KAFKA_DATA_DIR        KRaft metadata + topic data (default <repo>/.kafka/data)
+#   KAFKA_PORT            client port (default 9092); KAFKA_CONTROLLER_PORT (default 9093)
+#   KAFKA_HEAP_OPTS       JVM heap (default -Xmx512m -Xms512m)
+#   KAFKA_START_TIMEOUT   seconds to wait for readiness (default 90); KAFKA_STOP_TIMEOUT (default 30)
+#   KAFKA_SMOKE           1 (default): after a fresh start, also run scripts/kafka/smoke.mjs when the Node
+#                         client is installed; 0 skips it
+#   KAFKA_MVN_ARGS        extra Maven arguments, e.g. -Dmaven.repo.local=/tmp/m2
+# Everything except the jar cache lives under <repo>/.kafka/ (gitignored).
+set -euo pipefail
+
+SCRIPT_DIR="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+REPO_DIR="$(cd "$SCRIPT_DIR/../.." && pwd)"
+POM="$SCRIPT_DIR/pom.xml"
+
+KAFKA_VERSION="$(sed -n 's:.*<kafka.version>\(.*\)</kafka.version>.*:\1:p' "$POM" | head -n 1)"
+[[ -n "$KAFKA_VERSION" ]] || {
+  echo "kafka: cannot read <kafka.version> from $POM" >&2
+  exit 1
+}
+
+HOST=127.0.0.1
+PORT="${KAFKA_PORT:-9092}"
+CONTROLLER_PORT="${KAFKA_CONTROLLER_PORT:-9093}"
+CACHE_DIR="${KAFKA_CACHE_DIR:-$HOME/.cache/a2a-platform/kafka-$KAFKA_VERSION}"
+LIBS_DIR="$CACHE_DIR/libs"
+HOME_DIR="$REPO_DIR/.kafka"
+DATA_DIR="${KAFKA_DATA_DIR:-$HOME_DIR/data}"
+LOG_DIR="$HOME_DIR/logs"
+PID_FILE="$HOME_DIR/broker.pid"
+CONFIG="$HOME_DIR/server.properties"
+LOG4J_CONFIG="$HOME_DIR/log4j2.properties"
+START_TIMEOUT="${KAFKA_START_TIMEOUT:-90}"
+STOP_TIMEOUT="${KAFKA_STOP_TIMEOUT:-30}"
+HEAP_OPTS="${KAFKA_HEAP_OPTS:--Xmx512m -Xms512m}"
+
+log() { echo "kafka: $*"; }
+die() {
+  echo "kafka: $*" >&2
+  exit 1
+}
+
+# --- small helpers ------------------------------------------------------------------------------------------
+
+port_open() { # host port
+  timeout 2 bash -c "exec 3<>/dev/tcp/$1/$2" 2>/dev/null
+}
+
+pid_alive() {
+  [[ -n "${1:-}" ]] && kill -0 "$1" 2>/dev/null
+}
+
+cmdline() { # pid -> its command line, spaces between arguments
+  tr '\0' ' ' <"/proc/$1/cmdline" 2>/dev/null || true
+}
+
+# The pid from our pid file, if that process is alive and is the broker started from this checkout.
+our_pid() {
+  [[ -f "$PID_FILE" ]] || return 1
+  local pid
+  pid="$(cat "$PID_FILE" 2>/dev/null || true)"
+  pid_alive "$pid" || return 1
+  [[ "$(cmdline "$pid")" == *"kafka.Kafka $CONFIG"* ]] || return 1
+  echo "$pid"
+}
+
+# The pid of whatever listens on the client port (needs ss from iproute2; empty when unknown).
+listener_pid() {
+  command -v ss >/dev/null || return 0
+  ss -Hltnp "sport = :$PORT" 2>/dev/null | sed -n 's/.*pid=\([0-9]*\).*/\1/p' | head -n 1
+}
+
+classpath_ok() {
+  [[ -f "$LIBS_DIR/.complete" ]] && [[ "$(cat "$LIBS_DIR/.complete")" == "$(pom_digest)" ]]
+}
+
+pom_digest() {
+  sha256sum "$POM" | cut -d' ' -f1
+}
+
+java_cmd() {
+  if [[ -n "${JAVA_HOME:-}" && -x "$JAVA_HOME/bin/java" ]]; then
+    echo "$JAVA_HOME/bin/java"
+  else
+    command -v java || die "java not found (Kafka $KAFKA_VERSION needs Java 17 or newer)"
+  fi
+}
+
+# --- start steps --------------------------------------------------------------------------------------------
+
+resolve_classpath() {
+  if classpath_ok; then
+    return 0
+  fi
+  command -v mvn >/dev/null || die "mvn not found: Maven is needed once to fetch the broker jars into $LIBS_DIR"
+  log "fetching Kafka $KAFKA_VERSION jars from Maven Central into $LIBS_DIR (first run only)"
+  local started=$SECONDS tmp="$CACHE_DIR/libs.tmp.$$"
+  mkdir -p "$CACHE_DIR"
+  rm -rf "$tmp"
+  # shellcheck disable=SC2086 # KAFKA_MVN_ARGS is a list of words on purpose
+  mvn -q -B -f "$POM" dependency:copy-dependencies -DincludeScope=runtime -DoutputDirectory="$tmp" \
+    ${KAFKA_MVN_ARGS:-} || {
+    rm -rf "$tmp"
+    die "Maven could not resolve org.apache.kafka:kafka_2.13:$KAFKA_VERSION (see the output above)"
+  }
+  ls "$tmp"/kafka_2.13-"$KAFKA_VERSION".jar >/dev/null || die "kafka_2.13-$KAFKA_VERSION.jar missing after Maven ran"
+  pom_digest >"$tmp/.complete"
+  rm -rf "$LIBS_DIR"
+  mv "$tmp" "$LIBS_DIR"
+  log "jars ready ($(find "$LIBS_DIR" -name '*.jar' | wc -l) jars, $((SECONDS - started)) s)"
+}
+
+write_config() {
+  mkdir -p "$HOME_DIR" "$DATA_DIR" "$LOG_DIR"
+  cat >"$CONFIG" <<EOF
+# Written by scripts/kafka/broker.sh on every start; edit the script, not this file.
+# Single-node KRaft cluster: this process is both broker and controller.
+process.roles=broker,controller
+node.id=1
+controller.quorum.voters=1@$HOST:$CONTROLLER_PORT
+listeners=PLAINTEXT://$HOST:$PORT,CONTROLLER://$HOST:$CONTROLLER_PORT
+advertised.listeners=PLAINTEXT://$HOST:$PORT
+listener.security.protocol.map=PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT
+inter.broker.listener.name=PLAINTEXT
+controller.listener.names=CONTROLLER
+log.dirs=$DATA_DIR
+auto.create.topics.enable=true
+num.partitions=3
+default.replication.factor=1
+min.insync.replicas=1
+offsets.topic.replication.factor=1
+offsets.topic.num.partitions=3
+transaction.state.log.replication.factor=1
+transaction.state.log.min.isr=1
+transaction.state.log.num.partitions=3
+share.coordinator.state.topic.replication.factor=1
+share.coordinator.state.topic.min.isr=1
+group.initial.rebalance.delay.ms=0
+delete.topic.enable=true
+log.retention.hours=24
+log.segment.bytes=67108864
+num.network.threads=2
+num.io.threads=4
+EOF
+  cat >"$LOG4J_CONFIG" <<EOF
+# Written by scripts/kafka/broker.sh on every start.
+status = warn
+appender.file.type = RollingFile
+appender.file.name = file
+appender.file.fileName = $LOG_DIR/server.log
+appender.file.filePattern = $LOG_DIR/server.log.%i
+appender.file.layout.type = PatternLayout
+appender.file.layout.pattern = [%d] %p %m (%c)%n
+appender.file.policies.type = Policies
+appender.file.policies.size.type = SizeBasedTriggeringPolicy
+appender.file.policies.size.size = 20MB
+appender.file.strategy.type = DefaultRolloverStrategy
+appender.file.strategy.max = 3
+rootLogger.level = info
+rootLogger.appenderRef.file.ref = file
+logger.request.name = kafka.request.logger
+logger.request.level = warn
+logger.authorizer.name = kafka.authorizer.logger
+logger.authorizer.level = warn
+EOF
+}
+
+format_storage() {
+  if [[ -f "$DATA_DIR/meta.properties" ]]; then
+    return 0
+  fi
+  local java cluster_id
+  java="$(java_cmd)"
+  cluster_id="$("$java" -cp "$LIBS_DIR/*" kafka.tools.StorageTool random-uuid 2>/dev/null | tail -n 1)"
+  [[ -n "$cluster_id" ]] || die "could not generate a cluster id with kafka.tools.StorageTool"
+  log "formatting KRaft storage in $DATA_DIR (cluster id $cluster_id)"
+  "$java" -Xmx256m -Dlog4j2.configurationFile="$LOG4J_CONFIG" -cp "$LIBS_DIR/*" \
+    kafka.tools.StorageTool format --config "$CONFIG" --cluster-id "$cluster_id" --ignore-formatted \
+    >"$LOG_DIR/format.log" 2>&1 || {
+    cat "$LOG_DIR/format.log" >&2
+    die "formatting the storage failed"
+  }
+}
+
+launch() {
+  local java
+  java="$(java_cmd)"
+  # A session of its own, so the broker outlives the shell that started it; the inner shell writes its pid
+  # and then becomes the JVM, so the pid file holds the broker's pid.
+  # shellcheck disable=SC2086 # HEAP_OPTS is a list of words on purpose
+  setsid bash -c 'echo $$ >"$0"; exec "$@"' "$PID_FILE" \
+    "$java" $HEAP_OPTS -XX:+UseG1GC -XX:MaxGCPauseMillis=20 -XX:+ExitOnOutOfMemoryError \
+    -Djava.awt.headless=true -Dkafka.logs.dir="$LOG_DIR" -Dlog4j2.configurationFile="$LOG4J_CONFIG" \
+    -cp "$LIBS_DIR/*" kafka.Kafka "$CONFIG" \
+    </dev/null >"$LOG_DIR/stdout.log" 2>&1 &
+  local i
+  for i in $(seq 1 50); do
+    [[ -s "$PID_FILE" ]] && break
+    sleep 0.1
+  done
+}
+
+# Ready = the port accepts connections and the broker answers a Metadata request (an Admin client lists the
+# topics through ConfigCommand, which ships in kafka_2.13, so no Node modules are needed here).
+metadata_ok() {
+  "$(java_cmd)" -Xmx128m -XX:TieredStopAtLevel=1 -Dlog4j2.level=error -cp "$LIBS_DIR/*" kafka.admin.ConfigCommand \
+    --bootstrap-server "$HOST:$PORT" --describe --entity-type topics >/dev/null 2>&1
+}
+
+wait_ready() { # pid
+  local pid="$1" deadline=$((SECONDS + START_TIMEOUT))
+  while ((SECONDS < deadline)); do
+    if ! pid_alive "$pid"; then
+      tail -n 40 "$LOG_DIR/server.log" "$LOG_DIR/stdout.log" >&2 2>/dev/null || true
+      rm -f "$PID_FILE"
+      die "the broker exited during start-up (logs: $LOG_DIR)"
+    fi
+    if port_open "$HOST" "$PORT" && metadata_ok; then
+      return 0
+    fi
+    sleep 1
+  done
+  tail -n 40 "$LOG_DIR/server.log" >&2 2>/dev/null || true
+  die "the broker (pid $pid) was not ready within ${START_TIMEOUT} s (logs: $LOG_DIR); it is still running, 'stop' ends it"
+}
+
+smoke() {
+  [[ "${KAFKA_SMOKE:-1}" == 1 ]] || return 0
+  if [[ ! -d "$REPO_DIR/node_modules/kafkajs" ]] || ! command -v node >/dev/null; then
+    log "smoke test skipped (Node client not installed yet: npm ci)"
+    return 0
+  fi
+  KAFKA_BROKERS="$HOST:$PORT" node "$SCRIPT_DIR/smoke.mjs" || die "smoke test failed against $HOST:$PORT"
+}
+
+# --- commands -----------------------------------------------------------------------------------------------
+
+cmd_start() {
+  local pid started=$SECONDS
+  if pid="$(our_pid)"; then
+    if port_open "$HOST" "$PORT"; then
+      log "already running: Kafka $KAFKA_VERSION (pid $pid) on $HOST:$PORT"
+      return 0
+    fi
+    log "pid $pid is starting; waiting for it"
+    wait_ready "$pid"
+    log "ready on $HOST:$PORT (pid $pid)"
+    return 0
+  fi
+  if port_open "$HOST" "$PORT"; then
+    local other
+    other="$(listener_pid)"
+    if [[ -n "$other" && "$(cmdline "$other")" == *" kafka.Kafka "* ]]; then
+      log "a Kafka broker not started from this checkout already serves $HOST:$PORT (pid $other); using it"
+      log "('stop' here will not end it: $(cmdline "$other" | grep -o 'kafka.Kafka .*'))"
+      return 0
+    fi
+    die "$HOST:$PORT is taken by another program${other:+ (pid $other: $(cmdline "$other" | cut -c1-120))}"
+  fi
+  rm -f "$PID_FILE"
+  resolve_classpath
+  write_config
+  format_storage
+  log "starting Kafka $KAFKA_VERSION on $HOST:$PORT (logs: $LOG_DIR/server.log)"
+  launch
+  pid="$(cat "$PID_FILE" 2>/dev/null || true)"
+  [[ -n "$pid" ]] || die "the broker process did not start (see $LOG_DIR/stdout.log)"
+  wait_ready "$pid"
+  log "ready on $HOST:$PORT (pid $pid, $((SECONDS - started)) s)"
+  smoke
+}
+
+cmd_stop() {
+  local pid
+  if ! pid="$(our_pid)"; then
+    rm -f "$PID_FILE"
+    log "not running (from this checkout)"
+    return 0
+  fi
+  log "stopping pid $pid (SIGTERM, up to ${STOP_TIMEOUT} s)"
+  kill -TERM "$pid" 2>/dev/null || true
+  local deadline=$((SECONDS + STOP_TIMEOUT))
+  while pid_alive "$pid" && ((SECONDS < deadline)); do
+    sleep 0.5
+  done
+  if pid_alive "$pid"; then
+    log "still alive after ${STOP_TIMEOUT} s: SIGKILL"
+    kill -KILL "$pid" 2>/dev/null || true
+    while pid_alive "$pid"; do sleep 0.2; done
+  fi
+  rm -f "$PID_FILE"
+  log "stopped"
+}
+
+cmd_status() {
+  local pid
+  if pid="$(our_pid)"; then
+    if port_open "$HOST" "$PORT"; then
+      log "running: Kafka $KAFKA_VERSION, pid $pid, $HOST:$PORT accepts connections"
+    else
+      log "running: Kafka $KAFKA_VERSION, pid $pid, $HOST:$PORT not accepting yet"
+    fi
+    log "config $CONFIG, data $DATA_DIR, logs $LOG_DIR, jars $LIBS_DIR"
+    return 0
+  fi
+  if port_open "$HOST" "$PORT"; then
+    log "not started from this checkout, but something listens on $HOST:$PORT"
+    return 3
+  fi
+  log "not running"
+  return 3
+}
+
+case "${1:-}" in
+  start) cmd_start ;;
+  stop) cmd_stop ;;
+  restart)
+    cmd_stop
+    cmd_start
+    ;;
+  status) cmd_status ;;
+  *)
+    echo "usage: $0 start|stop|restart|status" >&2
+    exit 2
+    ;;
+esac
