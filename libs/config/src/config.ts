@@ -47,6 +47,8 @@ export const ingressSchema = z.object({
     .int()
     .positive()
     .default(4 * 1024 * 1024),
+  /** Events a stream subscriber may have waiting before it is cut off (it can resume with Last-Event-ID). */
+  STREAM_MAX_PENDING_EVENTS: z.coerce.number().int().positive().default(1_000),
 });
 
 /** The demo tenant seeded on start-up. */
