@@ -15,6 +15,7 @@ export default defineConfig({
         ...shared,
         test: {
           name: 'unit',
+          sequence: { groupOrder: 0 },
           include: ['apps/**/*.unit.spec.ts', 'libs/**/*.unit.spec.ts'],
           testTimeout: 5_000,
         },
@@ -23,6 +24,8 @@ export default defineConfig({
         ...shared,
         test: {
           name: 'int',
+          // Tiers run one after another: integration and end-to-end suites share Postgres and the broker.
+          sequence: { groupOrder: 1 },
           include: ['apps/**/*.int.spec.ts', 'libs/**/*.int.spec.ts'],
           testTimeout: 30_000,
           hookTimeout: 60_000,
@@ -33,6 +36,7 @@ export default defineConfig({
         ...shared,
         test: {
           name: 'e2e',
+          sequence: { groupOrder: 2 },
           include: ['test/e2e/**/*.e2e.spec.ts'],
           testTimeout: 120_000,
           hookTimeout: 180_000,

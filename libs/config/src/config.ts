@@ -51,6 +51,18 @@ export const ingressSchema = z.object({
   STREAM_MAX_PENDING_EVENTS: z.coerce.number().int().positive().default(1_000),
 });
 
+/** The relay: the committed log to Kafka. */
+export const relaySchema = z.object({
+  KAFKA_BROKERS: z.string().default('127.0.0.1:9092'),
+  KAFKA_CLIENT_ID: z.string().default('a2a-platform-relay'),
+  /** Topic of the public task-event feed (docs/asyncapi.yaml). */
+  TASK_EVENTS_TOPIC: z.string().default('a2a.task-events.v1'),
+  /** Name of this relay's checkpoint; relays with the same name elect one leader. */
+  RELAY_NAME: z.string().default('task-events'),
+  RELAY_BATCH_SIZE: z.coerce.number().int().positive().default(500),
+  RELAY_IDLE_POLL_MS: z.coerce.number().int().positive().default(200),
+});
+
 /** The demo tenant seeded on start-up. */
 export const demoSchema = z.object({
   DEMO_TENANT: z.string().default('demo'),
@@ -86,6 +98,7 @@ export type PostgresConfig = z.infer<typeof postgresSchema>;
 export type TaskServiceConfig = z.infer<typeof taskServiceSchema> & PostgresConfig;
 export type IngressConfig = z.infer<typeof ingressSchema>;
 export type DemoConfig = z.infer<typeof demoSchema>;
+export type RelayConfig = z.infer<typeof relaySchema> & PostgresConfig;
 export type WorkerConfig = z.infer<typeof workerSchema>;
 export type PlatformConfig = z.infer<typeof platformSchema>;
 

@@ -1,0 +1,38 @@
+import { loadConfig, postgresSchema, relaySchema, type RelayConfig } from '@lib/config';
+import { createPool } from '@lib/event-store';
+import { Inject, Module, type DynamicModule, type OnApplicationShutdown } from '@nestjs/common';
+import type { Pool } from 'pg';
+import { KafkajsTaskEventPublisher } from './kafkajs.publisher';
+import { RelayService } from './relay.service';
+import { TaskEventPublisher } from './task-event-publisher';
+import { RELAY_CONFIG, RELAY_PG_POOL } from './tokens';
+
+export function relayConfigFromEnv(): RelayConfig {
+  return loadConfig(postgresSchema.merge(relaySchema));
+}
+
+class RelayPoolCloser implements OnApplicationShutdown {
+  constructor(@Inject(RELAY_PG_POOL) private readonly pool: Pool) {}
+
+  async onApplicationShutdown(): Promise<void> {
+    await this.pool.end();
+  }
+}
+
+/** Composition root of the relay: the committed log → the Kafka task-event feed. */
+@Module({})
+export class RelayModule {
+  static forRoot(config: RelayConfig): DynamicModule {
+    return {
+      module: RelayModule,
+      providers: [
+        { provide: RELAY_CONFIG, useValue: config },
+        { provide: RELAY_PG_POOL, useFactory: () => createPool(config.POSTGRES_URL, 3) },
+        RelayPoolCloser,
+        { provide: TaskEventPublisher, useClass: KafkajsTaskEventPublisher },
+        RelayService,
+      ],
+      exports: [RelayService],
+    };
+  }
+}
