@@ -86,12 +86,15 @@ export const testSchema = z.object({
 export const standaloneSchema = z.object({
   /** Start the example agent workers as child processes. */
   SPAWN_EXAMPLE_WORKERS: bool.default('true'),
+  /** Run the Kafka relay in the process (needs a broker at KAFKA_BROKERS). */
+  START_RELAY: bool.default('true'),
 });
 
 export const platformSchema = postgresSchema
   .merge(taskServiceSchema)
   .merge(ingressSchema)
   .merge(demoSchema)
+  .merge(relaySchema)
   .merge(standaloneSchema);
 
 export type PostgresConfig = z.infer<typeof postgresSchema>;

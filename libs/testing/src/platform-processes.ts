@@ -134,6 +134,8 @@ export async function startStandalone(
     WORKER_GRPC_PORT: String(worker),
     TASK_SERVICE_GRPC_PORT: String(command),
     TASK_SERVICE_URLS: `127.0.0.1:${command}`,
+    // Suites that check the Kafka feed run the relay themselves, against a topic of their own.
+    START_RELAY: 'false',
     ...env,
   }).start();
   await proc.waitForOutput(/A2A platform ready/);
