@@ -4,7 +4,7 @@
 #   bash scripts/kafka/broker.sh start     # resolve jars (once), format storage (once), start, wait until ready
 #   bash scripts/kafka/broker.sh stop      # SIGTERM via the pid file, SIGKILL after KAFKA_STOP_TIMEOUT seconds
 #   bash scripts/kafka/broker.sh restart
-#   bash scripts/kafka/broker.sh status    # exit 0 when running and ready, 3 when not running
+#   bash scripts/kafka/broker.sh status    # exit 0 when this checkout's broker runs, 3 when not
 #
 # Clients connect to 127.0.0.1:9092 (PLAINTEXT); the controller listens on 127.0.0.1:9093.
 # The broker version is pinned in scripts/kafka/pom.xml (<kafka.version>); see docs/adr/0004.
@@ -34,14 +34,14 @@ KAFKA_VERSION="$(sed -n 's:.*<kafka.version>\(.*\)</kafka.version>.*:\1:p' "$POM
 HOST=127.0.0.1
 PORT="${KAFKA_PORT:-9092}"
 CONTROLLER_PORT="${KAFKA_CONTROLLER_PORT:-9093}"
-CACHE_DIR="${KAFKA_CACHE_DIR:-$HOME/.cache/a2a-platform/kafka-$KAFKA_VERSION}"
+CACHE_DIR="${KAFKA_CACHE_DIR:-${HOME:-$REPO_DIR/.kafka}/.cache/a2a-platform/kafka-$KAFKA_VERSION}"
 LIBS_DIR="$CACHE_DIR/libs"
-HOME_DIR="$REPO_DIR/.kafka"
-DATA_DIR="${KAFKA_DATA_DIR:-$HOME_DIR/data}"
-LOG_DIR="$HOME_DIR/logs"
-PID_FILE="$HOME_DIR/broker.pid"
-CONFIG="$HOME_DIR/server.properties"
-LOG4J_CONFIG="$HOME_DIR/log4j2.properties"
+STATE_DIR="$REPO_DIR/.kafka"
+DATA_DIR="${KAFKA_DATA_DIR:-$STATE_DIR/data}"
+LOG_DIR="$STATE_DIR/logs"
+PID_FILE="$STATE_DIR/broker.pid"
+CONFIG="$STATE_DIR/server.properties"
+LOG4J_CONFIG="$STATE_DIR/log4j2.properties"
 START_TIMEOUT="${KAFKA_START_TIMEOUT:-90}"
 STOP_TIMEOUT="${KAFKA_STOP_TIMEOUT:-30}"
 HEAP_OPTS="${KAFKA_HEAP_OPTS:--Xmx512m -Xms512m}"
@@ -110,20 +110,22 @@ resolve_classpath() {
   mkdir -p "$CACHE_DIR"
   rm -rf "$tmp"
   # shellcheck disable=SC2086 # KAFKA_MVN_ARGS is a list of words on purpose
-  mvn -q -B -f "$POM" dependency:copy-dependencies -DincludeScope=runtime -DoutputDirectory="$tmp" \
-    ${KAFKA_MVN_ARGS:-} || {
+  mvn -q -B -Dstyle.color=never -f "$POM" dependency:copy-dependencies -DincludeScope=runtime \
+    -DoutputDirectory="$tmp" ${KAFKA_MVN_ARGS:-} >"$CACHE_DIR/mvn.log" 2>&1 || {
+    cat "$CACHE_DIR/mvn.log" >&2
     rm -rf "$tmp"
-    die "Maven could not resolve org.apache.kafka:kafka_2.13:$KAFKA_VERSION (see the output above)"
+    die "Maven could not resolve org.apache.kafka:kafka_2.13:$KAFKA_VERSION (output above, in $CACHE_DIR/mvn.log)"
   }
   ls "$tmp"/kafka_2.13-"$KAFKA_VERSION".jar >/dev/null || die "kafka_2.13-$KAFKA_VERSION.jar missing after Maven ran"
   pom_digest >"$tmp/.complete"
   rm -rf "$LIBS_DIR"
-  mv "$tmp" "$LIBS_DIR"
+  # Another start racing on the same cache may have won: then keep its copy.
+  mv -T "$tmp" "$LIBS_DIR" 2>/dev/null || rm -rf "$tmp"
   log "jars ready ($(find "$LIBS_DIR" -name '*.jar' | wc -l) jars, $((SECONDS - started)) s)"
 }
 
 write_config() {
-  mkdir -p "$HOME_DIR" "$DATA_DIR" "$LOG_DIR"
+  mkdir -p "$STATE_DIR" "$DATA_DIR" "$LOG_DIR"
   cat >"$CONFIG" <<EOF
 # Written by scripts/kafka/broker.sh on every start; edit the script, not this file.
 # Single-node KRaft cluster: this process is both broker and controller.
@@ -181,10 +183,13 @@ format_storage() {
   if [[ -f "$DATA_DIR/meta.properties" ]]; then
     return 0
   fi
-  local java cluster_id
+  local java cluster_id=""
   java="$(java_cmd)"
-  cluster_id="$("$java" -cp "$LIBS_DIR/*" kafka.tools.StorageTool random-uuid 2>/dev/null | tail -n 1)"
-  [[ -n "$cluster_id" ]] || die "could not generate a cluster id with kafka.tools.StorageTool"
+  # A random cluster id in Kafka's form (16 random bytes, URL-safe base64 without padding), not starting
+  # with '-' so that no command line mistakes it for an option (what `kafka-storage random-uuid` does).
+  while [[ ${#cluster_id} != 22 || "$cluster_id" == -* ]]; do
+    cluster_id="$(head -c 16 /dev/urandom | base64 | tr '+/' '-_' | tr -d '=\n')"
+  done
   log "formatting KRaft storage in $DATA_DIR (cluster id $cluster_id)"
   "$java" -Xmx256m -Dlog4j2.configurationFile="$LOG4J_CONFIG" -cp "$LIBS_DIR/*" \
     kafka.tools.StorageTool format --config "$CONFIG" --cluster-id "$cluster_id" --ignore-formatted \
@@ -199,40 +204,73 @@ launch() {
   java="$(java_cmd)"
   # A session of its own, so the broker outlives the shell that started it; the inner shell writes its pid
   # and then becomes the JVM, so the pid file holds the broker's pid.
-  # shellcheck disable=SC2086 # HEAP_OPTS is a list of words on purpose
+  # shellcheck disable=SC2016,SC2086 # $$ expands in the inner shell; HEAP_OPTS is a list of words on purpose
   setsid bash -c 'echo $$ >"$0"; exec "$@"' "$PID_FILE" \
     "$java" $HEAP_OPTS -XX:+UseG1GC -XX:MaxGCPauseMillis=20 -XX:+ExitOnOutOfMemoryError \
     -Djava.awt.headless=true -Dkafka.logs.dir="$LOG_DIR" -Dlog4j2.configurationFile="$LOG4J_CONFIG" \
     -cp "$LIBS_DIR/*" kafka.Kafka "$CONFIG" \
     </dev/null >"$LOG_DIR/stdout.log" 2>&1 &
-  local i
-  for i in $(seq 1 50); do
+  local _
+  for _ in $(seq 1 50); do
     [[ -s "$PID_FILE" ]] && break
     sleep 0.1
   done
 }
 
-# Ready = the port accepts connections and the broker answers a Metadata request (an Admin client lists the
-# topics through ConfigCommand, which ships in kafka_2.13, so no Node modules are needed here).
-metadata_ok() {
-  "$(java_cmd)" -Xmx128m -XX:TieredStopAtLevel=1 -Dlog4j2.level=error -cp "$LIBS_DIR/*" kafka.admin.ConfigCommand \
-    --bootstrap-server "$HOST:$PORT" --describe --entity-type topics >/dev/null 2>&1
+# Ready = the port accepts connections and the broker answers DescribeCluster + Metadata requests. The probe
+# (Ready.java) uses only the public Admin API of the broker's own kafka-clients jar, so it needs no Node modules
+# and survives Kafka moving its command-line tools between releases. Compiled once per jar cache.
+compile_probe() {
+  PROBE_DIR="$CACHE_DIR/probe-$(sha256sum "$SCRIPT_DIR/Ready.java" | cut -c1-12)"
+  [[ -f "$PROBE_DIR/Ready.class" ]] && return 0
+  local javac
+  javac="$(dirname "$(readlink -f "$(java_cmd)")")/javac"
+  [[ -x "$javac" ]] || javac="$(command -v javac || true)"
+  if [[ -z "$javac" ]]; then
+    log "javac not found: readiness is checked by the open port only"
+    PROBE_DIR=""
+    return 0
+  fi
+  rm -rf "$PROBE_DIR.tmp"
+  mkdir -p "$PROBE_DIR.tmp"
+  "$javac" -nowarn -d "$PROBE_DIR.tmp" -cp "$LIBS_DIR/*" "$SCRIPT_DIR/Ready.java" || die "compiling Ready.java failed"
+  rm -rf "$PROBE_DIR"
+  mv "$PROBE_DIR.tmp" "$PROBE_DIR"
+}
+
+metadata_ok() { # seconds
+  [[ -n "${PROBE_DIR:-}" ]] || return 0
+  "$(java_cmd)" -Xmx128m -XX:TieredStopAtLevel=1 -XX:+UseSerialGC -Dlog4j2.level=off \
+    -cp "$PROBE_DIR:$LIBS_DIR/*" Ready "$HOST:$PORT" "$1"
+}
+
+show_errors() {
+  {
+    echo "--- errors in $LOG_DIR/server.log:"
+    grep -E '^\[[^]]*\] (ERROR|FATAL)' "$LOG_DIR/server.log" 2>/dev/null | tail -n 15 | cut -c1-400
+    echo "--- end of $LOG_DIR/stdout.log:"
+    tail -n 15 "$LOG_DIR/stdout.log" 2>/dev/null
+  } >&2 || true
 }
 
 wait_ready() { # pid
   local pid="$1" deadline=$((SECONDS + START_TIMEOUT))
   while ((SECONDS < deadline)); do
     if ! pid_alive "$pid"; then
-      tail -n 40 "$LOG_DIR/server.log" "$LOG_DIR/stdout.log" >&2 2>/dev/null || true
+      show_errors
       rm -f "$PID_FILE"
       die "the broker exited during start-up (logs: $LOG_DIR)"
     fi
-    if port_open "$HOST" "$PORT" && metadata_ok; then
-      return 0
+    if port_open "$HOST" "$PORT"; then
+      local left=$((deadline - SECONDS))
+      if metadata_ok $((left < 30 ? (left < 1 ? 1 : left) : 30)) >/dev/null 2>"$LOG_DIR/ready.log"; then
+        return 0
+      fi
     fi
     sleep 1
   done
-  tail -n 40 "$LOG_DIR/server.log" >&2 2>/dev/null || true
+  show_errors
+  cat "$LOG_DIR/ready.log" >&2 2>/dev/null || true
   die "the broker (pid $pid) was not ready within ${START_TIMEOUT} s (logs: $LOG_DIR); it is still running, 'stop' ends it"
 }
 
@@ -245,16 +283,26 @@ smoke() {
   KAFKA_BROKERS="$HOST:$PORT" node "$SCRIPT_DIR/smoke.mjs" || die "smoke test failed against $HOST:$PORT"
 }
 
+# The Testcontainers fallback (libs/testing/src/kafka.ts) must run the same version as this broker.
+check_version_pins() {
+  local ts="$REPO_DIR/libs/testing/src/kafka.ts"
+  if [[ -f "$ts" ]] && ! grep -q "KAFKA_VERSION = '$KAFKA_VERSION'" "$ts"; then
+    log "warning: $ts does not pin KAFKA_VERSION = '$KAFKA_VERSION' like scripts/kafka/pom.xml"
+  fi
+}
+
 # --- commands -----------------------------------------------------------------------------------------------
 
 cmd_start() {
   local pid started=$SECONDS
+  check_version_pins
   if pid="$(our_pid)"; then
     if port_open "$HOST" "$PORT"; then
       log "already running: Kafka $KAFKA_VERSION (pid $pid) on $HOST:$PORT"
       return 0
     fi
     log "pid $pid is starting; waiting for it"
+    compile_probe
     wait_ready "$pid"
     log "ready on $HOST:$PORT (pid $pid)"
     return 0
@@ -271,6 +319,7 @@ cmd_start() {
   fi
   rm -f "$PID_FILE"
   resolve_classpath
+  compile_probe
   write_config
   format_storage
   log "starting Kafka $KAFKA_VERSION on $HOST:$PORT (logs: $LOG_DIR/server.log)"

@@ -1,3 +1,4 @@
+export * from './kafka';
 export * from './platform-processes';
 export * from './raw-worker';
 export * from './test-database';
