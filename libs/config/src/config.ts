@@ -49,6 +49,8 @@ export const ingressSchema = z.object({
     .default(4 * 1024 * 1024),
   /** Events a stream subscriber may have waiting before it is cut off (it can resume with Last-Event-ID). */
   STREAM_MAX_PENDING_EVENTS: z.coerce.number().int().positive().default(1_000),
+  /** How long a subscriber may leave its full buffer untouched before it is cut off. */
+  STREAM_STALL_MS: z.coerce.number().int().positive().default(10_000),
 });
 
 /** The relay: the committed log to Kafka. */

@@ -87,7 +87,6 @@ export class JsonRpcController {
         const stream = await this.openStream(rpc.method, rpc.params, ctx, extensions, req);
         const rpcId = id;
         await writeSse(
-          req,
           res,
           {
             data: (item) => jsonRpcResult(rpcId, item.response),

@@ -1,4 +1,4 @@
-import type { Request, Response } from 'express';
+import type { Response } from 'express';
 import type { StreamItem, TaskSubscription } from './task-event-feed';
 
 const KEEP_ALIVE_MS = 15_000;
@@ -15,7 +15,6 @@ export interface SseFraming {
  * buffering up to its bound, after which the client is cut off rather than growing memory.
  */
 export async function writeSse(
-  req: Request,
   res: Response,
   framing: SseFraming,
   first: StreamItem | null,
@@ -32,8 +31,9 @@ export async function writeSse(
   }
   res.flushHeaders();
   const keepAlive = setInterval(() => res.write(': keep-alive\n\n'), KEEP_ALIVE_MS);
+  // The request's own 'close' fired when its body was read; the response's fires when the client goes.
   const gone = (): void => subscription?.close('closed');
-  req.on('close', gone);
+  res.on('close', gone);
   try {
     if (first) {
       await write(res, frame(first, framing), subscription);
@@ -53,7 +53,7 @@ export async function writeSse(
     }
   } finally {
     clearInterval(keepAlive);
-    req.off('close', gone);
+    res.off('close', gone);
     subscription?.close('closed');
     if (!res.writableEnded) {
       res.end();
@@ -71,7 +71,7 @@ async function write(
   chunk: string,
   subscription: TaskSubscription | null,
 ): Promise<void> {
-  if (res.write(chunk)) {
+  if (res.destroyed || res.write(chunk)) {
     return;
   }
   await new Promise<void>((resolve) => {

@@ -32,12 +32,14 @@ export class TaskEventFeed implements OnModuleInit, OnModuleDestroy {
   private readonly subscribers = new Map<string, Set<TaskSubscription>>();
   private poller: NodeJS.Timeout | null = null;
   private readonly maxPending: number;
+  private readonly stallMs: number;
 
   constructor(
     @Inject(INGRESS_PG_POOL) private readonly pool: Pool,
     @Inject(INGRESS_CONFIG) config: IngressModuleConfig,
   ) {
     this.maxPending = config.STREAM_MAX_PENDING_EVENTS;
+    this.stallMs = config.STREAM_STALL_MS;
     const logger = new Logger(TaskEventFeed.name);
     this.listener = new NoticeListener(config.POSTGRES_URL, (m) => logger.warn(m));
   }
@@ -82,6 +84,7 @@ export class TaskEventFeed implements OnModuleInit, OnModuleDestroy {
       ref,
       after,
       this.maxPending,
+      this.stallMs,
       () => {
         const set = this.subscribers.get(k);
         set?.delete(subscription);
@@ -106,9 +109,10 @@ function key(tenantId: string, taskId: string): string {
 export type EndReason = 'final' | 'overflow' | 'closed' | 'shutdown' | 'error';
 
 /**
- * The events of one task for one client, in generation order, read from the log after a cursor. Bounded
- * (STREAM_MAX_PENDING_EVENTS): a client that does not keep up is cut off with `overflow` instead of growing
- * memory, and can resume from its last event id.
+ * The events of one task for one client, in generation order, read from the log after a cursor. Bounded:
+ * at most STREAM_MAX_PENDING_EVENTS wait in memory; when the buffer is full, reading pauses until the client
+ * takes, so any backlog is served in bounded slices. A client that takes nothing for STREAM_STALL_MS while full is
+ * cut off with `overflow` and can resume from its last event id.
  */
 export class TaskSubscription {
   private cursor: number;
@@ -116,6 +120,8 @@ export class TaskSubscription {
   private reading: Promise<void> | null = null;
   private again = false;
   private waiter: (() => void) | null = null;
+  /** When the buffer last became full and the client has not taken from it since (null: not full). */
+  private fullSince: number | null = null;
   ended: EndReason | null = null;
 
   constructor(
@@ -124,6 +130,7 @@ export class TaskSubscription {
     private readonly ref: TaskRef,
     after: number,
     private readonly maxPending: number,
+    private readonly stallMs: number,
     private readonly onEnd: () => void,
   ) {
     this.cursor = after;
@@ -131,7 +138,18 @@ export class TaskSubscription {
 
   /** Something was written to the stream (at `version`, when known): read what is new. */
   wake(version?: number): void {
-    if (this.ended || (version !== undefined && version <= this.cursor)) {
+    if (this.ended) {
+      return;
+    }
+    if (this.fullSince !== null) {
+      // Reading waits for the client; a client that takes nothing for too long is cut off.
+      if (Date.now() - this.fullSince > this.stallMs) {
+        this.pending.length = 0;
+        this.close('overflow');
+      }
+      return;
+    }
+    if (version !== undefined && version <= this.cursor) {
       return;
     }
     if (this.reading) {
@@ -156,7 +174,13 @@ export class TaskSubscription {
         this.waiter = resolve;
       });
     }
-    return this.pending.splice(0);
+    const items = this.pending.splice(0);
+    if (this.fullSince !== null) {
+      // Room again: read on from where the full buffer stopped (a backlog larger than the bound included).
+      this.fullSince = null;
+      this.wake();
+    }
+    return items;
   }
 
   close(reason: EndReason): void {
@@ -180,17 +204,18 @@ export class TaskSubscription {
         if (this.ended) {
           return;
         }
-        this.cursor = stored.streamVersion;
         const response = toStreamResponse(stored.event, this.ref);
+        if (response && this.pending.length >= this.maxPending) {
+          // Full: stop before this event (the cursor stays), hand over what is buffered.
+          this.fullSince = Date.now();
+          this.notify();
+          return;
+        }
+        this.cursor = stored.streamVersion;
         if (!response) {
           continue;
         }
         this.pending.push({ id: stored.streamVersion, response });
-        if (this.pending.length > this.maxPending) {
-          this.pending.length = 0;
-          this.close('overflow');
-          return;
-        }
         if (endsStream(response)) {
           this.notify();
           this.close('final');
