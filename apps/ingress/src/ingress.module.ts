@@ -40,7 +40,10 @@ export class IngressModule {
       controllers: [AgentCardController, JsonRpcController],
       providers: [
         { provide: INGRESS_CONFIG, useValue: config },
-        { provide: INGRESS_PG_POOL, useFactory: () => createPool(config.POSTGRES_URL, 5) },
+        {
+          provide: INGRESS_PG_POOL,
+          useFactory: () => createPool(config.POSTGRES_URL, config.POSTGRES_POOL_SIZE),
+        },
         IngressPoolCloser,
         { provide: A2aOperations, useClass: TaskServiceOperations },
         ApiKeyAuthenticator,

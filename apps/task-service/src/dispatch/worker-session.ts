@@ -6,6 +6,10 @@ export class WorkerSession {
   /** Leases this worker holds: task id → lease epoch. */
   readonly inflight = new Map<string, number>();
   closed = false;
+  /** A lease renewal is running for this session. */
+  renewing = false;
+  /** The leases of the latest heartbeat not renewed yet (the newest heartbeat supersedes older ones). */
+  nextRenewal: workerPb.LeaseRef[] | null = null;
 
   constructor(
     readonly workerId: string,

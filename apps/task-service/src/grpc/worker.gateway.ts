@@ -142,10 +142,10 @@ export class WorkerGateway {
         this.logger.log(`worker ${session.workerId} (${hello.identity}) serves ${agentId}`);
         this.dispatcher.attach(session);
         if (hello.leases.length > 0) {
-          void this.renewLeases(session, hello.leases);
+          this.renewLeases(session, hello.leases);
         }
       } else if (message.heartbeat && session) {
-        void this.renewLeases(session, message.heartbeat.leases);
+        this.renewLeases(session, message.heartbeat.leases);
       }
     });
     call.on('end', () => {
@@ -157,28 +157,62 @@ export class WorkerGateway {
     call.on('close', close);
   }
 
-  /** Extends every lease the worker still holds; tells it about the ones it lost. */
-  private async renewLeases(session: WorkerSession, leases: workerPb.LeaseRef[]): Promise<void> {
+  /**
+   * Extends every lease the worker still holds in one statement, and tells it about the ones it lost. One
+   * renewal per session at a time: a heartbeat arriving meanwhile is folded into the next round.
+   */
+  private renewLeases(session: WorkerSession, leases: workerPb.LeaseRef[]): void {
+    session.nextRenewal = leases;
+    if (session.renewing) {
+      return;
+    }
+    session.renewing = true;
+    void (async () => {
+      try {
+        while (session.nextRenewal) {
+          const round = session.nextRenewal;
+          session.nextRenewal = null;
+          await this.renewRound(session, round);
+        }
+      } finally {
+        session.renewing = false;
+      }
+    })();
+  }
+
+  private async renewRound(session: WorkerSession, leases: workerPb.LeaseRef[]): Promise<void> {
+    if (leases.length === 0) {
+      return;
+    }
+    const renewed = await this.pool
+      .query<{ task_id: string }>(
+        `UPDATE ops.task_work w
+            SET lease_expires_at = now() + make_interval(secs => $4::double precision / 1000)
+           FROM unnest($3::text[], $5::bigint[]) AS l(task_id, lease_epoch)
+          WHERE w.tenant_id = $1 AND w.agent_id = $2 AND w.task_id = l.task_id
+            AND w.lease_epoch = l.lease_epoch AND w.status = 'leased'
+        RETURNING w.task_id`,
+        [
+          session.tenantId,
+          session.agentId,
+          leases.map((l) => l.taskId),
+          this.config.LEASE_TTL_MS,
+          leases.map((l) => l.leaseEpoch),
+        ],
+      )
+      .catch((error: unknown) => {
+        // Unknown outcome: keep the leases as the worker sees them; the next heartbeat tries again.
+        this.logger.warn(`lease renewal failed: ${String(error)}`);
+        return null;
+      });
+    if (!renewed) {
+      return;
+    }
+    const kept = new Set(renewed.rows.map((row) => row.task_id));
     for (const lease of leases) {
-      const renewed = await this.pool
-        .query(
-          `UPDATE ops.task_work SET lease_expires_at = now() + make_interval(secs => $5::double precision / 1000)
-            WHERE tenant_id = $1 AND task_id = $2 AND agent_id = $3 AND lease_epoch = $4
-              AND status = 'leased'`,
-          [
-            session.tenantId,
-            lease.taskId,
-            session.agentId,
-            lease.leaseEpoch,
-            this.config.LEASE_TTL_MS,
-          ],
-        )
-        .catch((error: unknown) => {
-          // Unknown outcome: keep the lease as the worker sees it; the next heartbeat tries again.
-          this.logger.warn(`lease renewal failed: ${String(error)}`);
-          return null;
-        });
-      if (renewed && renewed.rowCount === 0) {
+      if (kept.has(lease.taskId)) {
+        session.inflight.set(lease.taskId, lease.leaseEpoch);
+      } else {
         session.send({
           leaseRevoked: {
             taskId: lease.taskId,
@@ -187,8 +221,6 @@ export class WorkerGateway {
           },
         });
         this.dispatcher.released(session, lease.taskId);
-      } else if (renewed) {
-        session.inflight.set(lease.taskId, lease.leaseEpoch);
       }
     }
   }
