@@ -10,6 +10,7 @@ export default tseslint.config(
       'coverage/**',
       'libs/a2a-protocol/src/generated/**',
       'scripts/**/*.mjs',
+      'examples/**/*.mjs',
       'eslint.config.mjs',
       '.kafka/**',
     ],

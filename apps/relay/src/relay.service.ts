@@ -4,8 +4,8 @@ import {
   Inject,
   Injectable,
   Logger,
+  type BeforeApplicationShutdown,
   type OnApplicationBootstrap,
-  type OnApplicationShutdown,
 } from '@nestjs/common';
 import { Client, type Pool } from 'pg';
 import { loadCheckpoint, readCommittedLog, saveCheckpoint, type LogCursor } from './log-reader';
@@ -22,7 +22,7 @@ const RETRY_MS = 1_000;
  * elect one leader with a Postgres advisory lock; the others wait to take over.
  */
 @Injectable()
-export class RelayService implements OnApplicationBootstrap, OnApplicationShutdown {
+export class RelayService implements OnApplicationBootstrap, BeforeApplicationShutdown {
   private readonly logger = new Logger(RelayService.name);
   private readonly notices: NoticeListener;
   private running: Promise<void> | null = null;
@@ -50,7 +50,8 @@ export class RelayService implements OnApplicationBootstrap, OnApplicationShutdo
     this.running = this.run();
   }
 
-  async onApplicationShutdown(): Promise<void> {
+  /** Before the pool closes: the batch in flight is published and checkpointed first. */
+  async beforeApplicationShutdown(): Promise<void> {
     this.stopping = true;
     this.wake();
     await this.running;
@@ -65,6 +66,8 @@ export class RelayService implements OnApplicationBootstrap, OnApplicationShutdo
         await this.lead();
       } catch (error) {
         this.logger.warn(`relay interrupted, retrying: ${String(error)}`);
+        // A fresh producer next time: a send that failed may still have been written.
+        await this.publisher.disconnect().catch(() => undefined);
         await this.leaderClient?.end().catch(() => undefined);
         this.leaderClient = null;
         await this.pause(RETRY_MS);

@@ -116,9 +116,16 @@ export async function appendToStream<E extends { type: string; data: unknown }>(
              ON CONFLICT DO NOTHING`,
           [tenantId, streamId, nextVersion],
         )
-      : await client.query(
+      : // A transaction with an older xid than the one that wrote the previous event must not append after it:
+        // the relay publishes in xid order, so that would reorder the stream. It conflicts and retries with a
+        // new transaction (hence a younger xid) instead.
+        await client.query(
           `UPDATE events.streams SET version = $4
-             WHERE tenant_id = $1 AND stream_id = $2 AND version = $3`,
+             WHERE tenant_id = $1 AND stream_id = $2 AND version = $3
+               AND NOT EXISTS (
+                 SELECT 1 FROM events.messages
+                  WHERE tenant_id = $1 AND stream_id = $2 AND stream_version = $3
+                    AND transaction_id > pg_current_xact_id())`,
           [tenantId, streamId, expectedVersion, nextVersion],
         );
   if (guard.rowCount !== 1) {
