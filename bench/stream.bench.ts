@@ -41,6 +41,7 @@ import { Agent, request } from 'node:http';
 import { cpus, loadavg, totalmem } from 'node:os';
 import { monitorEventLoopDelay, performance } from 'node:perf_hooks';
 import type { Pool } from 'pg';
+import { CLOCK_TICKS, machineBusyTicks, processTicks } from './support/proc-stats';
 
 interface Options {
   latencyCount: number;
@@ -78,8 +79,6 @@ const TERMINAL = new Set([
   'TASK_STATE_CANCELED',
   'TASK_STATE_REJECTED',
 ]);
-/** Linux clock ticks per second (`getconf CLK_TCK`). */
-const CLOCK_TICKS = 100;
 
 function parseOptions(argv: string[]): Options {
   const options: Options = {
@@ -407,29 +406,6 @@ function memoryMiB(pid: number, field: 'VmRSS' | 'VmHWM' = 'VmRSS'): number | nu
     const status = readFileSync(`/proc/${pid}/status`, 'utf8');
     const match = new RegExp(`^${field}:\\s+(\\d+) kB`, 'm').exec(status);
     return match ? Number(match[1]) / 1024 : null;
-  } catch {
-    return null;
-  }
-}
-
-function processTicks(pid: number): number | null {
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    // Fields 14 and 15 of /proc/<pid>/stat (utime, stime); the slice starts at field 3.
-    return Number(fields[11]) + Number(fields[12]);
-  } catch {
-    return null;
-  }
-}
-
-function machineBusyTicks(): number | null {
-  try {
-    const line = readFileSync('/proc/stat', 'utf8').split('\n')[0] ?? '';
-    const [, ...values] = line.trim().split(/\s+/);
-    const ticks = values.map(Number);
-    const total = ticks.slice(0, 8).reduce((sum, n) => sum + n, 0);
-    return total - (ticks[3] ?? 0) - (ticks[4] ?? 0);
   } catch {
     return null;
   }

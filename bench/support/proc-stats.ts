@@ -1,0 +1,29 @@
+import { readFileSync } from 'node:fs';
+
+/** Linux clock ticks per second (`getconf CLK_TCK`; 100 on every mainstream kernel build). */
+export const CLOCK_TICKS = 100;
+
+/** CPU used (user + system, in ticks) by one process so far; null when /proc does not have it. */
+export function processTicks(pid: number): number | null {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    // Fields 14 and 15 of /proc/<pid>/stat (utime, stime); the slice starts at field 3.
+    return Number(fields[11]) + Number(fields[12]);
+  } catch {
+    return null;
+  }
+}
+
+/** Busy ticks of the whole machine (all CPUs), from /proc/stat; null off Linux. */
+export function machineBusyTicks(): number | null {
+  try {
+    const line = readFileSync('/proc/stat', 'utf8').split('\n')[0] ?? '';
+    const [, ...values] = line.trim().split(/\s+/);
+    const ticks = values.map(Number);
+    const total = ticks.slice(0, 8).reduce((sum, n) => sum + n, 0);
+    return total - (ticks[3] ?? 0) - (ticks[4] ?? 0);
+  } catch {
+    return null;
+  }
+}
