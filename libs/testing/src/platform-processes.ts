@@ -138,9 +138,14 @@ export async function startStandalone(
     START_RELAY: 'false',
     ...env,
   }).start();
-  await proc.waitForOutput(/A2A platform ready/);
-  for (const agent of ['echo', 'interview', 'countdown']) {
-    await proc.waitForOutput(new RegExp(`serves ${agent}\\b`));
+  try {
+    await proc.waitForOutput(/A2A platform ready/);
+    for (const agent of ['echo', 'interview', 'countdown']) {
+      await proc.waitForOutput(new RegExp(`serves ${agent}\\b`));
+    }
+  } catch (error) {
+    await proc.stop();
+    throw error;
   }
   return {
     process: proc,

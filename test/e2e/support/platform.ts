@@ -1,9 +1,8 @@
 import { taskStreamId } from '@lib/task-domain';
 import {
   createTestDatabase,
-  freePort,
-  PlatformProcess,
-  type PlatformEnv,
+  startStandalone,
+  type PlatformProcess,
   type TestDatabase,
 } from '@lib/testing';
 import type { Pool } from 'pg';
@@ -19,39 +18,6 @@ export interface Standalone {
   close(): Promise<void>;
 }
 
-const EXAMPLE_AGENTS = ['echo', 'interview', 'countdown'] as const;
-
-/**
- * `startStandalone` of `@lib/testing`, ready when each example worker is connected, in whatever order they
- * connect. (The library's own readiness pattern only accepts some connection orders; see the report.)
- */
-export async function startStandaloneReady(
-  env: PlatformEnv,
-): Promise<{ process: PlatformProcess; baseUrl: string; workerTarget: string }> {
-  const [http, worker, command] = await Promise.all([freePort(), freePort(), freePort()]);
-  const proc = new PlatformProcess('standalone', 'apps/standalone/src/main.js', [], {
-    INGRESS_PORT: String(http),
-    WORKER_GRPC_PORT: String(worker),
-    TASK_SERVICE_GRPC_PORT: String(command),
-    TASK_SERVICE_URLS: `127.0.0.1:${command}`,
-    ...env,
-  }).start();
-  try {
-    await proc.waitForOutput(/A2A platform ready/);
-    for (const agent of EXAMPLE_AGENTS) {
-      await proc.waitForOutput(new RegExp(`serves ${agent}\\b`));
-    }
-  } catch (error) {
-    await proc.stop();
-    throw error;
-  }
-  return {
-    process: proc,
-    baseUrl: `http://127.0.0.1:${http}`,
-    workerTarget: `127.0.0.1:${worker}`,
-  };
-}
-
 /** A fresh database and the whole platform on it (`npm start`), with the demo tenant and its workers. */
 export async function bootStandalone(
   prefix: string,
@@ -59,7 +25,7 @@ export async function bootStandalone(
 ): Promise<Standalone> {
   const db = await createTestDatabase(prefix);
   try {
-    const started = await startStandaloneReady({ POSTGRES_URL: db.url, ...env });
+    const started = await startStandalone({ POSTGRES_URL: db.url, ...env });
     return {
       db,
       process: started.process,
