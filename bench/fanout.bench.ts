@@ -1,0 +1,1644 @@
+/**
+ * Live fan-out mechanisms compared: what wakes the ingress replicas when a task's stream moves
+ * (`npm run build && node dist/bench/fanout.bench.js`; DESIGN.md "Live updates across replicas",
+ * docs/adr/0005-live-fan-out-mechanism.md).
+ *
+ * Three candidates, each with 1 publisher (this process) and `--listeners` (4) listening connections, each in
+ * a process of its own, as 4 ingress replicas would hold them:
+ *
+ * - NOTIFY: `SELECT pg_notify('a2a_platform', <notice>)` inside the append transaction (what
+ *   apps/task-service/src/task.repository.ts does), one `LISTEN a2a_platform` connection per listener;
+ * - Redis: `PUBLISH <channel> <notice>` after the append committed, one `SUBSCRIBE` connection per listener
+ *   (node-redis);
+ * - Kafka: `send` (acks 1 unless `--kafka-acks -1`) of the notice to a topic of its own (3 partitions, key =
+ *   task id) after the append committed, one consumer (group of its own, so every listener sees every record)
+ *   per listener (kafkajs): the transport alone. Plus the real pipeline: the relay process (dist/apps/relay)
+ *   reads the committed log and publishes it to a topic of its own, 4 consumers read it; once with the
+ *   append's NOTIFY waking the relay (as today) and once without NOTIFY, where only the relay's
+ *   RELAY_IDLE_POLL_MS poll (200 ms) finds the event.
+ *
+ * Measured per mechanism:
+ * 1. delivery latency at a steady `--rate` for `--seconds`, then at `--low-rate` for `--low-seconds`: each
+ *    append is a small real transaction on a throw-away database (`appendToStream` of one event to a new task
+ *    stream, plus the signal); latency is from "COMMIT acknowledged to the publisher" (and from "COMMIT sent")
+ *    to "a listener process got the signal", per listener, on the machine's monotonic clock (process.hrtime,
+ *    the same in every process); with the CPU time of the listener processes and of the server side (LISTEN
+ *    backends, redis-server, the Kafka broker) per 1000 signals;
+ * 2. the signals/s delivered to all listeners when the publisher sends as fast as it can with
+ *    `--concurrency` requests in flight for `--throughput-seconds` (at most `--throughput-max` signals): one
+ *    signal per request (for NOTIFY: per transaction), then `--batch` signals per request;
+ * 3. the write path: a small append transaction alone, with NOTIFY inside, and followed by an awaited Redis
+ *    PUBLISH or Kafka send (one connection, `--write-samples` rounds, variants interleaved), then
+ *    `--concurrency` appenders for `--write-seconds` per variant (in 1 s turns), with the wait events of their
+ *    backends (sampled from pg_stat_activity: NOTIFY's commit lock shows as `Lock:object`);
+ * 4. listener 1's connection closed for `--drop-ms` while the publisher keeps `--rate`: signals missed,
+ *    received late, duplicated (NOTIFY and Redis reconnect and re-subscribe; the Kafka consumer rejoins its
+ *    group and resumes from its committed offset).
+ *
+ * Only loopback: Postgres (TEST_POSTGRES_URL), Redis (`--redis-url`, default redis://127.0.0.1:6379), Kafka
+ * (`kafkaBrokers()` of @lib/testing: KAFKA_BROKERS or the local broker of `npm run kafka:start`). Every wait is
+ * bounded. Topics, consumer groups and the database are removed at the end, also on SIGINT/SIGTERM.
+ */
+import {
+  appendToStream,
+  createPool,
+  NOTICE_CHANNEL,
+  parseNotice,
+  type Notice,
+} from '@lib/event-store';
+import { TASK_EVENT_SCHEMA_VERSION, taskStreamId, type TaskEvent } from '@lib/task-domain';
+import {
+  createTestDatabase,
+  KAFKA_VERSION,
+  kafkaBrokers,
+  PlatformProcess,
+  repoRoot,
+  sleep,
+  uniqueTopic,
+  type TestDatabase,
+} from '@lib/testing';
+import { Kafka, logLevel, Partitioners, type Producer } from 'kafkajs';
+import { fork, type ChildProcess } from 'node:child_process';
+import { randomBytes, randomUUID } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import { cpus, loadavg, totalmem } from 'node:os';
+import { join } from 'node:path';
+import { Client, Pool, type PoolClient } from 'pg';
+import { createClient } from 'redis';
+import { CLOCK_TICKS, processTicks } from './support/proc-stats';
+
+type Mechanism = 'notify' | 'redis' | 'kafka';
+
+const MECHANISMS: Mechanism[] = ['notify', 'redis', 'kafka'];
+
+const LABEL: Record<Mechanism, string> = {
+  notify: 'Postgres NOTIFY',
+  redis: 'Redis pub/sub',
+  kafka: 'Kafka (transport)',
+};
+
+interface Options {
+  rate: number;
+  seconds: number;
+  lowRate: number;
+  lowSeconds: number;
+  listeners: number;
+  throughputSeconds: number;
+  throughputMax: number;
+  concurrency: number;
+  batch: number;
+  writeSamples: number;
+  writeSeconds: number;
+  dropMs: number;
+  pipelineSeconds: number;
+  relayPollMs: number;
+  redisUrl: string;
+  kafkaAcks: -1 | 1;
+  only: Mechanism[];
+  pipeline: boolean;
+}
+
+const TENANT = 'bench';
+const LISTENER_FLAG = '--fanout-listener';
+const METADATA = { actor: { kind: 'system' as const, id: 'fanout-bench' } };
+/** Signals during the drop test: this long before listener 1 drops, and this long after it is back. */
+const DROP_LEAD_MS = 2_000;
+const DROP_TAIL_MS = 4_000;
+/** A drain ends when every listener has every signal, or nothing new arrived for this long. */
+const QUIET_MS = 2_000;
+const DRAIN_TIMEOUT_MS = 30_000;
+/** Concurrent write-path variants take turns in slices this long. */
+const WRITE_SLICE_MS = 1_000;
+
+function parseOptions(argv: string[]): Options {
+  const options: Options = {
+    rate: 200,
+    seconds: 10,
+    lowRate: 10,
+    lowSeconds: 10,
+    listeners: 4,
+    throughputSeconds: 5,
+    throughputMax: 100_000,
+    concurrency: 8,
+    batch: 50,
+    writeSamples: 500,
+    writeSeconds: 5,
+    dropMs: 2_000,
+    pipelineSeconds: 5,
+    relayPollMs: 200,
+    redisUrl: 'redis://127.0.0.1:6379',
+    kafkaAcks: 1,
+    only: [...MECHANISMS],
+    pipeline: true,
+  };
+  const known =
+    '--rate N, --seconds N, --low-rate N, --low-seconds N, --listeners N, --throughput-seconds N, ' +
+    '--throughput-max N, --concurrency N, --batch N, --write-samples N, --write-seconds N, --drop-ms N, ' +
+    '--pipeline-seconds N, --relay-poll-ms N, --redis-url URL, --kafka-acks 1|-1, ' +
+    '--only notify,redis,kafka, --no-pipeline';
+  for (let i = 0; i < argv.length; i++) {
+    const flag = argv[i] ?? '';
+    const value = argv[i + 1];
+    const positive = (max: number): number => {
+      const n = Number(value);
+      if (!Number.isInteger(n) || n <= 0 || n > max) {
+        throw new Error(`${flag} needs an integer in 1..${max}, got ${String(value)}`);
+      }
+      i++;
+      return n;
+    };
+    switch (flag) {
+      case '--rate':
+        options.rate = positive(5_000);
+        break;
+      case '--seconds':
+        options.seconds = positive(120);
+        break;
+      case '--low-rate':
+        options.lowRate = positive(1_000);
+        break;
+      case '--low-seconds':
+        options.lowSeconds = positive(120);
+        break;
+      case '--listeners':
+        options.listeners = positive(16);
+        break;
+      case '--throughput-seconds':
+        options.throughputSeconds = positive(60);
+        break;
+      case '--throughput-max':
+        options.throughputMax = positive(1_000_000);
+        break;
+      case '--concurrency':
+        options.concurrency = positive(64);
+        break;
+      case '--batch':
+        options.batch = positive(1_000);
+        break;
+      case '--write-samples':
+        options.writeSamples = positive(20_000);
+        break;
+      case '--write-seconds':
+        options.writeSeconds = positive(60);
+        break;
+      case '--drop-ms':
+        options.dropMs = positive(60_000);
+        break;
+      case '--pipeline-seconds':
+        options.pipelineSeconds = positive(120);
+        break;
+      case '--relay-poll-ms':
+        options.relayPollMs = positive(10_000);
+        break;
+      case '--kafka-acks':
+        if (value !== '1' && value !== '-1') {
+          throw new Error(`--kafka-acks takes 1 or -1, got ${String(value)}`);
+        }
+        options.kafkaAcks = value === '1' ? 1 : -1;
+        i++;
+        break;
+      case '--redis-url':
+        options.redisUrl = String(value);
+        i++;
+        break;
+      case '--only': {
+        const list = String(value).split(',');
+        if (list.some((m) => !MECHANISMS.includes(m as Mechanism))) {
+          throw new Error(`--only takes a list of ${MECHANISMS.join(',')}, got ${String(value)}`);
+        }
+        options.only = list as Mechanism[];
+        i++;
+        break;
+      }
+      case '--no-pipeline':
+        options.pipeline = false;
+        break;
+      default:
+        throw new Error(`unknown argument ${flag} (known: ${known})`);
+    }
+  }
+  return options;
+}
+
+/** Milliseconds on the monotonic clock (CLOCK_MONOTONIC), the same in every process of the machine. */
+function nowMs(): number {
+  return Number(process.hrtime.bigint()) / 1e6;
+}
+
+/** CPU time (user + system) of this process so far, in ms. */
+function ownCpuMs(): number {
+  const usage = process.cpuUsage();
+  return (usage.user + usage.system) / 1_000;
+}
+
+/** CPU time of another process of this machine so far, in ms (Linux /proc); null if unknown. */
+function processCpuMs(pid: number): number | null {
+  const ticks = processTicks(pid);
+  return ticks === null ? null : (ticks * 1_000) / CLOCK_TICKS;
+}
+
+function withTimeout<T>(promise: Promise<T>, ms: number, what: string): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  return Promise.race([
+    promise,
+    new Promise<never>((_, reject) => {
+      timer = setTimeout(() => reject(new Error(`${what}: no answer within ${ms} ms`)), ms);
+    }),
+  ]).finally(() => clearTimeout(timer));
+}
+
+// ---------------------------------------------------------------------------------------------------------
+// The listener processes (this file, forked with LISTENER_FLAG).
+
+type ListenerSpec =
+  | { kind: 'notify'; url: string }
+  | { kind: 'redis'; url: string; channel: string }
+  | {
+      kind: 'kafka';
+      brokers: string[];
+      topic: string;
+      groupId: string;
+      /** `notice`: the value is a Notice; `relay`: a record of the relay (key = task id, header generation). */
+      format: 'notice' | 'relay';
+    };
+
+type ToListener = { type: 'drop'; ms: number } | { type: 'collect' } | { type: 'stop' };
+
+type FromListener =
+  | { type: 'ready' }
+  /** Started closing at `downAt`, started to reconnect at `reconnectAt`, listening again at `upAt`. */
+  | { type: 'dropped'; downAt: number; reconnectAt: number; upAt: number }
+  /** `cpuMs`: the process's CPU time (user + system) so far. */
+  | { type: 'receipts'; ids: string[]; at: number[]; cpuMs: number }
+  | { type: 'failed'; message: string };
+
+type DropWindow = Omit<Extract<FromListener, { type: 'dropped' }>, 'type'>;
+
+type OnSignal = (id: string, at: number) => void;
+
+/** The signal id of a task notice: `<task id>/<version>`. */
+function noticeId(notice: Notice | null): string | null {
+  return notice?.k === 'task' ? `${notice.id}/${notice.v}` : null;
+}
+
+/** Opens one listening connection; resolves, once it listens, to a function that closes it. */
+async function openConnection(
+  spec: ListenerSpec,
+  onSignal: OnSignal,
+): Promise<() => Promise<void>> {
+  switch (spec.kind) {
+    case 'notify': {
+      const client = new Client({
+        connectionString: spec.url,
+        application_name: 'fanout-bench-listener',
+      });
+      client.on('error', () => undefined);
+      client.on('notification', (message) => {
+        const at = nowMs();
+        const id = noticeId(message.payload ? parseNotice(message.payload) : null);
+        if (id) {
+          onSignal(id, at);
+        }
+      });
+      await client.connect();
+      await client.query(`LISTEN ${NOTICE_CHANNEL}`);
+      return () => client.end();
+    }
+    case 'redis': {
+      const client = createClient({ url: spec.url, socket: { reconnectStrategy: false } });
+      client.on('error', () => undefined);
+      await client.connect();
+      await client.subscribe(spec.channel, (message) => {
+        const at = nowMs();
+        const id = noticeId(parseNotice(message));
+        if (id) {
+          onSignal(id, at);
+        }
+      });
+      return () => {
+        client.destroy();
+        return Promise.resolve();
+      };
+    }
+    case 'kafka': {
+      const kafka = new Kafka({
+        clientId: 'fanout-bench-listener',
+        brokers: spec.brokers,
+        logLevel: logLevel.NOTHING,
+      });
+      const consumer = kafka.consumer({ groupId: spec.groupId, maxWaitTimeInMs: 1_000 });
+      const joined = new Promise<void>((resolve) => {
+        consumer.on(consumer.events.GROUP_JOIN, () => resolve());
+      });
+      await consumer.connect();
+      await consumer.subscribe({ topics: [spec.topic], fromBeginning: false });
+      await consumer.run({
+        eachMessage: ({ message }) => {
+          const at = nowMs();
+          let id: string | null = null;
+          if (spec.format === 'notice') {
+            id = noticeId(message.value ? parseNotice(message.value.toString('utf8')) : null);
+          } else {
+            const generation = message.headers?.['generation'];
+            if (message.key && generation !== undefined && !Array.isArray(generation)) {
+              id = `${message.key.toString('utf8')}/${generation.toString()}`;
+            }
+          }
+          if (id) {
+            onSignal(id, at);
+          }
+          return Promise.resolve();
+        },
+      });
+      await withTimeout(joined, 60_000, 'kafka group join');
+      return () => consumer.disconnect();
+    }
+  }
+}
+
+async function runListener(spec: ListenerSpec): Promise<void> {
+  const send = (message: FromListener): void => {
+    process.send?.(message);
+  };
+  let ids: string[] = [];
+  let at: number[] = [];
+  const onSignal: OnSignal = (id, time) => {
+    ids.push(id);
+    at.push(time);
+  };
+  let close = await openConnection(spec, onSignal);
+  let stopping = false;
+  // The publisher is gone (finished, killed): nothing left to report to.
+  process.on('disconnect', () => process.exit(0));
+  process.on('message', (raw) => {
+    const message = raw as ToListener;
+    switch (message.type) {
+      case 'collect':
+        send({ type: 'receipts', ids, at, cpuMs: ownCpuMs() });
+        ids = [];
+        at = [];
+        break;
+      case 'drop': {
+        const dropping = async (): Promise<void> => {
+          const downAt = nowMs();
+          await close();
+          await sleep(message.ms);
+          const reconnectAt = nowMs();
+          close = await openConnection(spec, onSignal);
+          send({ type: 'dropped', downAt, reconnectAt, upAt: nowMs() });
+        };
+        dropping().catch((error: unknown) => send({ type: 'failed', message: String(error) }));
+        break;
+      }
+      case 'stop':
+        if (!stopping) {
+          stopping = true;
+          close()
+            .catch(() => undefined)
+            .finally(() => process.exit(0));
+        }
+        break;
+    }
+  });
+  send({ type: 'ready' });
+}
+
+/** The publisher's handle on one listener process, with the receipts collected so far. */
+class ListenerProcess {
+  private readonly child: ChildProcess;
+  private readonly waiters = new Map<FromListener['type'], (message: FromListener) => void>();
+  private failure: string | null = null;
+  /** First receipt time of each signal id since the last reset. */
+  readonly firstAt = new Map<string, number>();
+  duplicates = 0;
+  /** CPU time of the process at the last collect. */
+  cpuMs = 0;
+
+  constructor(
+    readonly index: number,
+    spec: ListenerSpec,
+  ) {
+    this.child = fork(__filename, [LISTENER_FLAG, JSON.stringify(spec)], {
+      stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+    });
+    this.child.on('message', (raw) => {
+      const message = raw as FromListener;
+      if (message.type === 'failed') {
+        this.failure = message.message;
+      }
+      const waiter = this.waiters.get(message.type);
+      if (waiter) {
+        this.waiters.delete(message.type);
+        waiter(message);
+      }
+    });
+    this.child.on('error', (error) => this.fail(`listener ${index}: ${error.message}`));
+    this.child.on('exit', (code) => this.fail(`listener ${index} exited (${String(code)})`));
+  }
+
+  /** Marks the process unusable and fails every pending request. */
+  private fail(reason: string): void {
+    this.failure ??= reason;
+    for (const waiter of this.waiters.values()) {
+      waiter({ type: 'failed', message: this.failure });
+    }
+    this.waiters.clear();
+  }
+
+  private expect<T extends FromListener['type']>(
+    type: T,
+    timeoutMs: number,
+  ): Promise<Extract<FromListener, { type: T }>> {
+    if (this.failure) {
+      return Promise.reject(new Error(this.failure));
+    }
+    const answer = new Promise<Extract<FromListener, { type: T }>>((resolve, reject) => {
+      this.waiters.set(type, (message) => {
+        if (message.type === type) {
+          resolve(message as Extract<FromListener, { type: T }>);
+        } else {
+          reject(new Error(message.type === 'failed' ? message.message : message.type));
+        }
+      });
+    });
+    return withTimeout(answer, timeoutMs, `listener ${this.index} ${type}`);
+  }
+
+  private send(message: ToListener): void {
+    if (!this.child.connected) {
+      this.fail(`listener ${this.index}: IPC channel closed`);
+      return;
+    }
+    this.child.send(message, (error) => {
+      if (error) {
+        this.fail(`listener ${this.index}: ${error.message}`);
+      }
+    });
+  }
+
+  async ready(): Promise<void> {
+    await this.expect('ready', 90_000);
+  }
+
+  /** Fetches the receipts since the last call; returns how many arrived. */
+  async collect(): Promise<number> {
+    const answer = this.expect('receipts', 30_000);
+    this.send({ type: 'collect' });
+    const { ids, at, cpuMs } = await answer;
+    this.cpuMs = cpuMs;
+    ids.forEach((id, i) => {
+      if (this.firstAt.has(id)) {
+        this.duplicates++;
+      } else {
+        this.firstAt.set(id, at[i] ?? Number.NaN);
+      }
+    });
+    return ids.length;
+  }
+
+  reset(): void {
+    this.firstAt.clear();
+    this.duplicates = 0;
+  }
+
+  /** Closes the connection for `ms`, then reconnects; resolves when it listens again. */
+  drop(ms: number): Promise<DropWindow> {
+    const answer = this.expect('dropped', ms + 90_000);
+    this.send({ type: 'drop', ms });
+    return answer;
+  }
+
+  async stop(): Promise<void> {
+    if (this.child.exitCode !== null || this.child.signalCode !== null) {
+      return;
+    }
+    const exited = new Promise<void>((resolve) => this.child.once('exit', () => resolve()));
+    this.send({ type: 'stop' });
+    const timer = setTimeout(() => this.child.kill('SIGKILL'), 15_000);
+    await exited;
+    clearTimeout(timer);
+  }
+}
+
+async function startListeners(
+  count: number,
+  spec: (i: number) => ListenerSpec,
+): Promise<ListenerProcess[]> {
+  const listeners = Array.from({ length: count }, (_, i) => new ListenerProcess(i + 1, spec(i)));
+  try {
+    await Promise.all(listeners.map((l) => l.ready()));
+  } catch (error) {
+    await Promise.all(listeners.map((l) => l.stop()));
+    throw error;
+  }
+  return listeners;
+}
+
+async function collectAll(listeners: ListenerProcess[]): Promise<number> {
+  const counts = await Promise.all(listeners.map((l) => l.collect()));
+  return counts.reduce((a, b) => a + b, 0);
+}
+
+/** Collects until every listener has every id, or nothing new arrived for QUIET_MS (bounded). */
+async function drain(listeners: ListenerProcess[], ids: Iterable<string>): Promise<void> {
+  const wanted = [...ids];
+  const deadline = nowMs() + DRAIN_TIMEOUT_MS;
+  let lastNew = nowMs();
+  while (nowMs() < deadline) {
+    if ((await collectAll(listeners)) > 0) {
+      lastNew = nowMs();
+    }
+    if (listeners.every((l) => wanted.every((id) => l.firstAt.has(id)))) {
+      return;
+    }
+    if (nowMs() - lastNew > QUIET_MS) {
+      return;
+    }
+    await sleep(100);
+  }
+}
+
+// ---------------------------------------------------------------------------------------------------------
+// Publishing side.
+
+interface Signaller {
+  mechanism: Mechanism;
+  /** Sends signals on their own (no append): one request (for NOTIFY one transaction) for all of them. */
+  signal(payloads: string[]): Promise<void>;
+  /** The part of an append transaction (NOTIFY), if any. */
+  inTransaction?(client: PoolClient, payloads: string[]): Promise<void>;
+  /** The step after COMMIT (Redis, Kafka), if any. */
+  afterCommit?(payloads: string[]): Promise<void>;
+  close(): Promise<void>;
+}
+
+const NOTIFY_SQL = 'SELECT pg_notify($1, p) FROM unnest($2::text[]) AS p';
+
+function notifySignaller(pool: Pool): Signaller {
+  return {
+    mechanism: 'notify',
+    async signal(payloads) {
+      await pool.query(NOTIFY_SQL, [NOTICE_CHANNEL, payloads]);
+    },
+    async inTransaction(client, payloads) {
+      for (const payload of payloads) {
+        await client.query('SELECT pg_notify($1, $2)', [NOTICE_CHANNEL, payload]);
+      }
+    },
+    close: () => Promise.resolve(),
+  };
+}
+
+async function redisSignaller(url: string, channel: string): Promise<Signaller> {
+  const client = createClient({ url });
+  client.on('error', () => undefined);
+  await client.connect();
+  const publish = async (payloads: string[]): Promise<void> => {
+    await Promise.all(payloads.map((payload) => client.publish(channel, payload)));
+  };
+  return {
+    mechanism: 'redis',
+    signal: publish,
+    afterCommit: publish,
+    async close() {
+      await client.close().catch(() => client.destroy());
+    },
+  };
+}
+
+async function kafkaSignaller(kafka: Kafka, topic: string, acks: -1 | 1): Promise<Signaller> {
+  const producer: Producer = kafka.producer({
+    allowAutoTopicCreation: false,
+    createPartitioner: Partitioners.DefaultPartitioner,
+  });
+  await producer.connect();
+  const send = async (payloads: string[]): Promise<void> => {
+    await producer.send({
+      topic,
+      acks,
+      messages: payloads.map((value) => {
+        const parsed = parseNotice(value);
+        return { key: parsed && 'id' in parsed ? parsed.id : null, value };
+      }),
+    });
+  };
+  return {
+    mechanism: 'kafka',
+    signal: send,
+    afterCommit: send,
+    async close() {
+      await producer.disconnect();
+    },
+  };
+}
+
+function notice(taskId: string, version: number): string {
+  const value: Notice = { k: 'task', t: TENANT, id: taskId, v: version };
+  return JSON.stringify(value);
+}
+
+interface Append {
+  id: string;
+  startAt: number;
+  /** COMMIT sent (the signal cannot be out before this). */
+  commitSentAt: number;
+  /** COMMIT acknowledged. */
+  commitAt: number;
+  /** The publish step after COMMIT (if any) acknowledged too. */
+  doneAt: number;
+}
+
+/**
+ * One small append transaction like the task-service's: BEGIN; the stream row and one event
+ * (`appendToStream`); the signal if it goes inside; COMMIT; then the signal if it goes after.
+ */
+async function appendOnce(
+  pool: Pool,
+  signaller: Signaller | null,
+  withNotice = true,
+): Promise<Append> {
+  const startAt = nowMs();
+  const taskId = randomUUID();
+  const event: TaskEvent = {
+    type: 'TaskStatusUpdated',
+    data: { status: { state: 'TASK_STATE_WORKING', timestamp: new Date().toISOString() } },
+  };
+  const payloads = withNotice ? [notice(taskId, 1)] : [];
+  let commitSentAt = Number.NaN;
+  const client = await pool.connect();
+  try {
+    await client.query('BEGIN');
+    await appendToStream(
+      client,
+      TENANT,
+      taskStreamId(TENANT, taskId),
+      0,
+      [{ event, schemaVersion: TASK_EVENT_SCHEMA_VERSION }],
+      METADATA,
+    );
+    if (signaller?.inTransaction && payloads.length > 0) {
+      await signaller.inTransaction(client, payloads);
+    }
+    commitSentAt = nowMs();
+    await client.query('COMMIT');
+  } catch (error) {
+    await client.query('ROLLBACK').catch(() => undefined);
+    throw error;
+  } finally {
+    client.release();
+  }
+  const commitAt = nowMs();
+  if (signaller?.afterCommit && payloads.length > 0) {
+    await signaller.afterCommit(payloads);
+  }
+  return { id: `${taskId}/1`, startAt, commitSentAt, commitAt, doneAt: nowMs() };
+}
+
+/** Starts `op` every 1000/rate ms (open loop: a slow one does not delay the next) for `ms`. */
+async function atRate(
+  rate: number,
+  ms: number,
+  op: (index: number) => Promise<Append>,
+  onTick?: (elapsedMs: number) => void,
+): Promise<{ results: Append[]; errors: number }> {
+  const count = Math.round((rate * ms) / 1_000);
+  const start = nowMs();
+  const pending: Promise<Append | null>[] = [];
+  let errors = 0;
+  for (let i = 0; i < count; i++) {
+    const wait = start + (i * 1_000) / rate - nowMs();
+    if (wait > 1) {
+      await sleep(wait);
+    }
+    onTick?.(nowMs() - start);
+    pending.push(
+      op(i).catch(() => {
+        errors++;
+        return null;
+      }),
+    );
+  }
+  const settled = await Promise.all(pending);
+  return { results: settled.filter((r): r is Append => r !== null), errors };
+}
+
+/** Sends signals until the listeners have received a few of them (consumers joined, connections warm). */
+async function warmUp(
+  listeners: ListenerProcess[],
+  send: () => Promise<string>,
+  what: string,
+): Promise<void> {
+  const deadline = nowMs() + 90_000;
+  const sent: string[] = [];
+  while (nowMs() < deadline) {
+    sent.push(await send());
+    await sleep(100);
+    await collectAll(listeners);
+    if (sent.length >= 10 && listeners.every((l) => l.firstAt.has(sent[sent.length - 5] ?? ''))) {
+      await sleep(500);
+      await collectAll(listeners);
+      listeners.forEach((l) => l.reset());
+      return;
+    }
+  }
+  throw new Error(`${what}: the listeners got no warm-up signal within 90 s`);
+}
+
+// ---------------------------------------------------------------------------------------------------------
+// Figures.
+
+function percentile(sorted: number[], p: number): number {
+  if (sorted.length === 0) {
+    return Number.NaN;
+  }
+  const rank = Math.ceil((p / 100) * sorted.length) - 1;
+  return sorted[Math.min(sorted.length - 1, Math.max(0, rank))] ?? Number.NaN;
+}
+
+function sortedOf(values: number[]): number[] {
+  return [...values].sort((a, b) => a - b);
+}
+
+function fmt(n: number, digits = 1): string {
+  return Number.isFinite(n) ? n.toFixed(digits) : '-';
+}
+
+function table(headers: string[], rows: string[][]): string {
+  const widths = headers.map((h, i) => Math.max(h.length, ...rows.map((r) => (r[i] ?? '').length)));
+  const line = (cells: string[]): string =>
+    `| ${cells.map((c, i) => c.padStart(widths[i] ?? 0)).join(' | ')} |`;
+  return [
+    line(headers),
+    `|${widths.map((w) => `${'-'.repeat(w + 1)}:`).join('|')}|`,
+    ...rows.map(line),
+  ].join('\n');
+}
+
+interface Delivery {
+  signals: number;
+  deliveries: number;
+  missed: number;
+  duplicates: number;
+  latencies: number[];
+  /** Signals every listener got. */
+  toAll: number;
+  lastAt: number;
+}
+
+/** Matches the receipts of `listeners` with the signals sent (id → reference time). */
+function delivery(listeners: ListenerProcess[], sent: Map<string, number>): Delivery {
+  const latencies: number[] = [];
+  let missed = 0;
+  let toAll = 0;
+  let lastAt = Number.NEGATIVE_INFINITY;
+  for (const [id, t0] of sent) {
+    let everyone = true;
+    for (const listener of listeners) {
+      const at = listener.firstAt.get(id);
+      if (at === undefined) {
+        missed++;
+        everyone = false;
+      } else {
+        latencies.push(at - t0);
+        lastAt = Math.max(lastAt, at);
+      }
+    }
+    if (everyone) {
+      toAll++;
+    }
+  }
+  latencies.sort((a, b) => a - b);
+  return {
+    signals: sent.size,
+    deliveries: latencies.length,
+    missed,
+    duplicates: listeners.reduce((sum, l) => sum + l.duplicates, 0),
+    latencies,
+    toAll,
+    lastAt,
+  };
+}
+
+/** CPU time spent by the listener processes and by the server side of the mechanism during a run. */
+interface CpuMeter {
+  stop(): Promise<{ listenersMs: number; serverMs: number | null }>;
+}
+
+async function startCpuMeter(
+  listeners: ListenerProcess[],
+  serverPids: () => Promise<number[]>,
+): Promise<CpuMeter> {
+  const serverMs = async (): Promise<number | null> => {
+    const values = (await serverPids()).map(processCpuMs);
+    return values.length === 0 || values.some((v) => v === null)
+      ? null
+      : values.reduce<number>((sum, v) => sum + (v ?? 0), 0);
+  };
+  await collectAll(listeners);
+  const listenersBefore = listeners.reduce((sum, l) => sum + l.cpuMs, 0);
+  const serverBefore = await serverMs();
+  return {
+    async stop() {
+      await collectAll(listeners);
+      const serverAfter = await serverMs();
+      return {
+        listenersMs: listeners.reduce((sum, l) => sum + l.cpuMs, 0) - listenersBefore,
+        serverMs: serverAfter === null || serverBefore === null ? null : serverAfter - serverBefore,
+      };
+    },
+  };
+}
+
+/** One row of the latency table: both reference points, the publisher's steps, CPU per 1000 signals. */
+function latencyRow(
+  label: string,
+  rate: number,
+  listeners: ListenerProcess[],
+  run: { results: Append[]; errors: number },
+  cpu: { listenersMs: number; serverMs: number | null },
+): string[] {
+  const fromAck = delivery(listeners, new Map(run.results.map((a) => [a.id, a.commitAt])));
+  const fromSent = delivery(listeners, new Map(run.results.map((a) => [a.id, a.commitSentAt])));
+  const commit = sortedOf(run.results.map((a) => a.commitAt - a.commitSentAt));
+  const publish = sortedOf(run.results.map((a) => a.doneAt - a.commitAt));
+  const thousands = Math.max(1, run.results.length) / 1_000;
+  return [
+    label,
+    String(rate),
+    String(fromAck.signals),
+    String(run.errors),
+    String(fromAck.deliveries),
+    String(fromAck.missed),
+    String(fromAck.duplicates),
+    fmt(percentile(fromAck.latencies, 50), 2),
+    fmt(percentile(fromAck.latencies, 99), 2),
+    fmt(fromAck.latencies[fromAck.latencies.length - 1] ?? Number.NaN, 2),
+    fmt(percentile(fromSent.latencies, 50), 2),
+    fmt(percentile(fromSent.latencies, 99), 2),
+    fmt(percentile(commit, 50), 2),
+    fmt(percentile(publish, 50), 2),
+    fmt(cpu.listenersMs / listeners.length / thousands, 0),
+    cpu.serverMs === null ? '-' : fmt(cpu.serverMs / thousands, 0),
+  ];
+}
+
+// ---------------------------------------------------------------------------------------------------------
+// The phases.
+
+interface Setup {
+  options: Options;
+  db: TestDatabase;
+  pool: Pool;
+  brokers: string[];
+  kafka: Kafka;
+  channel: string;
+  topics: string[];
+  groups: string[];
+  redisPid: number | null;
+  kafkaPid: number | null;
+}
+
+interface MechanismFigures {
+  latency: string[][];
+  throughput: string[][];
+  drop: string[];
+}
+
+/**
+ * The server-side processes that deliver the signals: the Postgres backends of the LISTEN connections, the
+ * Redis server, the Kafka broker of `npm run kafka:start` (whole processes, shared with anything else using
+ * them). Empty when unknown.
+ */
+async function serverPids(setup: Setup, mechanism: Mechanism): Promise<number[]> {
+  switch (mechanism) {
+    case 'notify': {
+      const rows = await setup.db.pool.query<{ pid: number }>(
+        `SELECT pid FROM pg_stat_activity
+          WHERE datname = current_database() AND application_name = 'fanout-bench-listener'`,
+      );
+      return rows.rows.map((r) => r.pid);
+    }
+    case 'redis':
+      return setup.redisPid === null ? [] : [setup.redisPid];
+    case 'kafka':
+      return setup.kafkaPid === null ? [] : [setup.kafkaPid];
+  }
+}
+
+/** Latency, throughput and drop for one mechanism, with its own 4 listener processes. */
+async function measureMechanism(
+  setup: Setup,
+  mechanism: Mechanism,
+  signaller: Signaller,
+  topic: string,
+): Promise<MechanismFigures> {
+  const { options, db, brokers } = setup;
+  const spec = (i: number): ListenerSpec => {
+    switch (mechanism) {
+      case 'notify':
+        return { kind: 'notify', url: db.url };
+      case 'redis':
+        return { kind: 'redis', url: options.redisUrl, channel: setup.channel };
+      case 'kafka': {
+        const groupId = `${topic}-replica-${i + 1}`;
+        setup.groups.push(groupId);
+        return { kind: 'kafka', brokers, topic, groupId, format: 'notice' };
+      }
+    }
+  };
+  console.error(`[${mechanism}] starting ${options.listeners} listener processes`);
+  const listeners = await startListeners(options.listeners, spec);
+  const stopListeners = async (): Promise<void> => {
+    await Promise.all(listeners.map((l) => l.stop()));
+  };
+  cleanups.add(stopListeners);
+  try {
+    await warmUp(listeners, async () => (await appendOnce(setup.pool, signaller)).id, mechanism);
+
+    // 1. Latency at a steady rate, then at a low one (idle between signals, like a few live tasks).
+    const latency: string[][] = [];
+    for (const [rate, seconds] of [
+      [options.rate, options.seconds],
+      [options.lowRate, options.lowSeconds],
+    ] as const) {
+      console.error(`[${mechanism}] latency: ${rate}/s for ${seconds} s`);
+      const meter = await startCpuMeter(listeners, () => serverPids(setup, mechanism));
+      const steady = await atRate(rate, seconds * 1_000, () => appendOnce(setup.pool, signaller));
+      await drain(
+        listeners,
+        steady.results.map((a) => a.id),
+      );
+      latency.push(latencyRow(LABEL[mechanism], rate, listeners, steady, await meter.stop()));
+      listeners.forEach((l) => l.reset());
+    }
+
+    // 2. Throughput, one signal per request and `batch` per request.
+    const throughput: string[][] = [];
+    for (const batch of [1, options.batch]) {
+      console.error(`[${mechanism}] throughput: batch ${batch}, ${options.concurrency} in flight`);
+      /** Signal id → when its request was sent (only signals whose request was acknowledged). */
+      const acked = new Map<string, number>();
+      const prefix = randomBytes(4).toString('hex');
+      let issued = 0;
+      let errors = 0;
+      const start = nowMs();
+      const end = start + options.throughputSeconds * 1_000;
+      let lastAck = start;
+      const worker = async (): Promise<void> => {
+        while (nowMs() < end && issued < options.throughputMax) {
+          const ids = Array.from({ length: batch }, () => `${prefix}-${issued++}`);
+          try {
+            const sentAt = nowMs();
+            await signaller.signal(ids.map((id) => notice(id, 0)));
+            lastAck = Math.max(lastAck, nowMs());
+            ids.forEach((id) => acked.set(`${id}/0`, sentAt));
+          } catch {
+            errors += ids.length;
+          }
+        }
+      };
+      await Promise.all(Array.from({ length: options.concurrency }, worker));
+      await drain(listeners, acked.keys());
+      const d = delivery(listeners, acked);
+      const seconds = (d.lastAt - start) / 1_000;
+      throughput.push([
+        LABEL[mechanism],
+        String(batch),
+        String(acked.size),
+        String(errors),
+        fmt(acked.size / ((lastAck - start) / 1_000), 0),
+        String(d.toAll),
+        fmt(d.toAll / seconds, 0),
+        String(d.missed),
+        fmt(percentile(d.latencies, 50), 1),
+        fmt(percentile(d.latencies, 99), 1),
+      ]);
+      listeners.forEach((l) => l.reset());
+    }
+
+    // 4. Listener 1 loses its connection for dropMs while signals keep coming.
+    console.error(`[${mechanism}] drop: listener 1 down for ${options.dropMs} ms`);
+    const first = listeners[0];
+    if (!first) {
+      throw new Error('no listener');
+    }
+    const dropping: { window?: Promise<DropWindow> } = {};
+    const run = await atRate(
+      options.rate,
+      DROP_LEAD_MS + options.dropMs + DROP_TAIL_MS,
+      () => appendOnce(setup.pool, signaller),
+      (elapsed) => {
+        if (!dropping.window && elapsed >= DROP_LEAD_MS) {
+          dropping.window = first.drop(options.dropMs);
+        }
+      },
+    );
+    if (!dropping.window) {
+      throw new Error('listener 1 was never dropped');
+    }
+    const window = await dropping.window;
+    const sent = new Map(run.results.map((a) => [a.id, a.commitAt]));
+    await drain(listeners, sent.keys());
+    const d1 = delivery([first], sent);
+    const others = delivery(listeners.slice(1), sent);
+    let whileDown = 0;
+    let missedWhileDown = 0;
+    let missedOutside = 0;
+    let late = 0;
+    let lateMax = 0;
+    for (const [id, commitAt] of sent) {
+      const at = first.firstAt.get(id);
+      const down = commitAt >= window.downAt && commitAt < window.upAt;
+      if (down) {
+        whileDown++;
+      }
+      if (at === undefined) {
+        if (down) {
+          missedWhileDown++;
+        } else {
+          missedOutside++;
+        }
+      } else if (commitAt < window.upAt && at >= window.downAt) {
+        late++;
+        lateMax = Math.max(lateMax, at - commitAt);
+      }
+    }
+    const drop = [
+      LABEL[mechanism],
+      String(sent.size),
+      fmt(window.upAt - window.downAt, 0),
+      fmt(window.upAt - window.reconnectAt, 0),
+      String(whileDown),
+      String(d1.deliveries),
+      String(missedWhileDown),
+      String(missedOutside),
+      String(late),
+      late > 0 ? fmt(lateMax, 0) : '-',
+      String(d1.duplicates),
+      String(others.missed),
+    ];
+    return { latency, throughput, drop };
+  } finally {
+    await stopListeners();
+    cleanups.delete(stopListeners);
+  }
+}
+
+interface WriteVariant {
+  label: string;
+  signaller: Signaller | null;
+}
+
+/** 3. The cost of the publish step on the write path. */
+async function measureWritePath(
+  setup: Setup,
+  variants: WriteVariant[],
+): Promise<{ sequential: string[][]; concurrent: string[][] }> {
+  const { options } = setup;
+  console.error(`[write path] ${options.writeSamples} rounds of ${variants.length} variants`);
+  const samples = new Map<string, number[]>(variants.map((v) => [v.label, []]));
+  for (let i = 0; i < 20; i++) {
+    for (const variant of variants) {
+      await appendOnce(setup.pool, variant.signaller);
+    }
+  }
+  for (let i = 0; i < options.writeSamples; i++) {
+    // Rotate the order so that no variant always runs right after another.
+    for (let k = 0; k < variants.length; k++) {
+      const variant = variants[(i + k) % variants.length];
+      if (variant) {
+        const a = await appendOnce(setup.pool, variant.signaller);
+        samples.get(variant.label)?.push(a.doneAt - a.startAt);
+      }
+    }
+  }
+  const base = sortedOf(samples.get(variants[0]?.label ?? '') ?? []);
+  const baseP50 = percentile(base, 50);
+  const baseMean = base.reduce((s, n) => s + n, 0) / base.length;
+  const sequential = variants.map((v) => {
+    const sorted = sortedOf(samples.get(v.label) ?? []);
+    const mean = sorted.reduce((s, n) => s + n, 0) / sorted.length;
+    return [
+      v.label,
+      String(sorted.length),
+      fmt(percentile(sorted, 50), 2),
+      fmt(percentile(sorted, 99), 2),
+      fmt(mean, 2),
+      fmt(percentile(sorted, 50) - baseP50, 2),
+      fmt(mean - baseMean, 2),
+    ];
+  });
+
+  // Concurrent appenders: the variants take turns in slices of WRITE_SLICE_MS (order rotated every round), so
+  // that a change of the machine's load during the run hits all of them alike.
+  interface Totals {
+    times: number[];
+    errors: number;
+    ms: number;
+    waits: Map<string, number>;
+    samples: number;
+  }
+  const totals = new Map<string, Totals>(
+    variants.map((v) => [v.label, { times: [], errors: 0, ms: 0, waits: new Map(), samples: 0 }]),
+  );
+  const pool = new Pool({
+    connectionString: setup.db.url,
+    max: options.concurrency + 2,
+    application_name: 'fanout-bench-appender',
+  });
+  pool.on('error', () => undefined);
+  const rounds = Math.max(1, Math.round((options.writeSeconds * 1_000) / WRITE_SLICE_MS));
+  console.error(
+    `[write path] ${options.concurrency} appenders, ${rounds} rounds of ${variants.length} variants`,
+  );
+  try {
+    for (let round = 0; round < rounds; round++) {
+      for (let k = 0; k < variants.length; k++) {
+        const variant = variants[(round + k) % variants.length];
+        const total = variant ? totals.get(variant.label) : undefined;
+        if (!variant || !total) {
+          continue;
+        }
+        const start = nowMs();
+        const end = start + WRITE_SLICE_MS;
+        const worker = async (): Promise<void> => {
+          while (nowMs() < end) {
+            try {
+              const a = await appendOnce(pool, variant.signaller);
+              total.times.push(a.doneAt - a.startAt);
+            } catch {
+              total.errors++;
+            }
+          }
+        };
+        const sampling = sampleWaits(setup.db.pool, end, total);
+        await Promise.all(Array.from({ length: options.concurrency }, worker));
+        total.ms += nowMs() - start;
+        await sampling;
+      }
+    }
+  } finally {
+    await pool.end();
+  }
+  const concurrent = variants.map((variant) => {
+    const total = totals.get(variant.label);
+    if (!total) {
+      return [variant.label];
+    }
+    const times = sortedOf(total.times);
+    const mean = (name: string): number =>
+      (total.waits.get(name) ?? 0) / Math.max(1, total.samples);
+    return [
+      variant.label,
+      String(times.length),
+      String(total.errors),
+      fmt(times.length / (total.ms / 1_000), 0),
+      fmt(percentile(times, 50), 2),
+      fmt(percentile(times, 99), 2),
+      fmt(mean('Lock:object'), 2),
+      [...total.waits.keys()]
+        .filter((name) => name !== 'Lock:object')
+        .sort((a, b) => mean(b) - mean(a))
+        .slice(0, 2)
+        .map((name) => `${name} ${fmt(mean(name), 2)}`)
+        .join(', ') || '-',
+    ];
+  });
+  return { sequential, concurrent };
+}
+
+/**
+ * Samples pg_stat_activity every 20 ms until `end`, adding up for each wait event how many of the appenders'
+ * backends were waiting on it (divided by `samples`: the mean). `Lock:object` is the heavyweight lock that
+ * Postgres's NOTIFY takes at commit ("database 0", cluster-wide) and holds until the commit is done.
+ */
+async function sampleWaits(
+  pool: Pool,
+  end: number,
+  into: { waits: Map<string, number>; samples: number },
+): Promise<void> {
+  while (nowMs() < end) {
+    const rows = await pool.query<{ wait: string; n: number }>(
+      `SELECT wait_event_type || ':' || wait_event AS wait, count(*)::int AS n
+         FROM pg_stat_activity
+        WHERE application_name = 'fanout-bench-appender' AND state = 'active'
+          AND wait_event IS NOT NULL
+        GROUP BY 1`,
+    );
+    into.samples++;
+    for (const row of rows.rows) {
+      into.waits.set(row.wait, (into.waits.get(row.wait) ?? 0) + row.n);
+    }
+    await sleep(20);
+  }
+}
+
+/** The real pipeline: append → relay process → Kafka → 4 consumers, with and without the NOTIFY wake-up. */
+async function measurePipeline(setup: Setup, notify: Signaller): Promise<string[][]> {
+  const { options } = setup;
+  const topic = uniqueTopic('fanout-bench-relay');
+  setup.topics.push(topic);
+  const admin = setup.kafka.admin();
+  await admin.connect();
+  try {
+    await admin.createTopics({
+      topics: [{ topic, numPartitions: 3, replicationFactor: 1 }],
+      waitForLeaders: true,
+    });
+  } finally {
+    await admin.disconnect();
+  }
+  const relay = new PlatformProcess('relay', 'apps/relay/src/main.js', [], {
+    POSTGRES_URL: setup.db.url,
+    KAFKA_BROKERS: setup.brokers.join(','),
+    TASK_EVENTS_TOPIC: topic,
+    RELAY_NAME: `fanout-bench-${randomBytes(4).toString('hex')}`,
+    RELAY_IDLE_POLL_MS: String(options.relayPollMs),
+  });
+  console.error('[pipeline] starting the relay and 4 consumers');
+  const listeners = await startListeners(options.listeners, (i) => {
+    const groupId = `${topic}-replica-${i + 1}`;
+    setup.groups.push(groupId);
+    return { kind: 'kafka', brokers: setup.brokers, topic, groupId, format: 'relay' };
+  });
+  const stopAll = async (): Promise<void> => {
+    await Promise.all(listeners.map((l) => l.stop()));
+    await relay.stop();
+  };
+  cleanups.add(stopAll);
+  try {
+    relay.start();
+    await relay.waitForOutput(/relaying to/, 60_000);
+    await warmUp(listeners, async () => (await appendOnce(setup.pool, notify)).id, 'pipeline');
+    const rows: string[][] = [];
+    for (const [label, wake] of [
+      ['relay → Kafka, relay woken by NOTIFY (today)', true],
+      [`relay → Kafka, no NOTIFY (relay polls every ${options.relayPollMs} ms)`, false],
+    ] as const) {
+      for (const [rate, seconds] of [
+        [options.rate, options.pipelineSeconds],
+        [options.lowRate, options.lowSeconds],
+      ] as const) {
+        console.error(`[pipeline] ${label}, ${rate}/s for ${seconds} s`);
+        const meter = await startCpuMeter(listeners, () => serverPids(setup, 'kafka'));
+        const run = await atRate(rate, seconds * 1_000, () =>
+          appendOnce(setup.pool, wake ? notify : null, wake),
+        );
+        await drain(
+          listeners,
+          run.results.map((a) => a.id),
+        );
+        rows.push(latencyRow(label, rate, listeners, run, await meter.stop()));
+        listeners.forEach((l) => l.reset());
+      }
+    }
+    return rows;
+  } finally {
+    await stopAll();
+    cleanups.delete(stopAll);
+  }
+}
+
+// ---------------------------------------------------------------------------------------------------------
+
+/**
+ * What to undo if the bench is interrupted (SIGINT/SIGTERM): listener processes, the relay, Kafka topics and
+ * groups, the database. Run in reverse order of registration, each bounded.
+ */
+const cleanups = new Set<() => Promise<void>>();
+
+function onTerminate(signal: NodeJS.Signals): void {
+  console.error(`${signal}: cleaning up`);
+  const steps = [...cleanups].reverse();
+  cleanups.clear();
+  const run = async (): Promise<void> => {
+    for (const step of steps) {
+      await withTimeout(step(), 20_000, 'clean-up step').catch((error: unknown) =>
+        console.error(String(error)),
+      );
+    }
+  };
+  void run().finally(() => process.exit(signal === 'SIGINT' ? 130 : 143));
+}
+
+function packageVersion(name: string): string {
+  try {
+    const text = readFileSync(join(repoRoot(), 'node_modules', name, 'package.json'), 'utf8');
+    return (JSON.parse(text) as { version?: string }).version ?? '?';
+  } catch {
+    return '?';
+  }
+}
+
+async function redisServer(url: string): Promise<{ version: string; pid: number | null }> {
+  const client = createClient({ url, socket: { reconnectStrategy: false } });
+  client.on('error', () => undefined);
+  await client.connect();
+  try {
+    const info = await client.info('server');
+    const pid = Number(/process_id:(\d+)/.exec(info)?.[1]);
+    return {
+      version: /redis_version:(\S+)/.exec(info)?.[1] ?? '?',
+      pid: Number.isInteger(pid) && processCpuMs(pid) !== null ? pid : null,
+    };
+  } finally {
+    client.destroy();
+  }
+}
+
+/** The pid of the broker of `npm run kafka:start` in this checkout, if it runs here. */
+function localKafkaPid(): number | null {
+  try {
+    const pid = Number(readFileSync(join(repoRoot(), '.kafka', 'broker.pid'), 'utf8').trim());
+    return Number.isInteger(pid) && processCpuMs(pid) !== null ? pid : null;
+  } catch {
+    return null;
+  }
+}
+
+async function main(): Promise<number> {
+  const options = parseOptions(process.argv.slice(2));
+  const cpuList = cpus();
+  console.log('# Live fan-out: Postgres NOTIFY vs Redis pub/sub vs Kafka (loopback)');
+  console.log(
+    `1 publisher, ${options.listeners} listener processes; latency at ${options.rate}/s for ${options.seconds} s and ` +
+      `${options.lowRate}/s for ${options.lowSeconds} s; ` +
+      `throughput ${options.concurrency} in flight for ${options.throughputSeconds} s (≤ ${options.throughputMax}), ` +
+      `batches 1 and ${options.batch}; write path ${options.writeSamples} rounds + ${options.concurrency} appenders ` +
+      `for ${options.writeSeconds} s; drop ${options.dropMs} ms`,
+  );
+  process.once('SIGINT', onTerminate);
+  process.once('SIGTERM', onTerminate);
+
+  let db: TestDatabase | null = null;
+  const signallers: Signaller[] = [];
+  const topics: string[] = [];
+  const groups: string[] = [];
+  let kafka: Kafka | null = null;
+  const cleanKafka = async (): Promise<void> => {
+    if (!kafka || (topics.length === 0 && groups.length === 0)) {
+      return;
+    }
+    const admin = kafka.admin();
+    try {
+      await admin.connect();
+      await admin.deleteGroups(groups).catch(() => undefined);
+      await admin.deleteTopics({ topics, timeout: 10_000 }).catch(() => undefined);
+    } catch (error) {
+      console.error(`could not clean up Kafka topics/groups: ${String(error)}`);
+    } finally {
+      await admin.disconnect().catch(() => undefined);
+    }
+  };
+  let dropped: Promise<void> | null = null;
+  const dropDatabase = (): Promise<void> => {
+    const target = db;
+    dropped ??= target
+      ? target
+          .drop()
+          .catch((error: unknown) => console.error(`could not drop the database: ${String(error)}`))
+      : null;
+    return dropped ?? Promise.resolve();
+  };
+  cleanups.add(dropDatabase);
+  cleanups.add(cleanKafka);
+  try {
+    db = await createTestDatabase('bench_fanout');
+    const brokers = await kafkaBrokers();
+    kafka = new Kafka({ clientId: 'fanout-bench', brokers, logLevel: logLevel.ERROR });
+    const settings = await db.pool.query<{ name: string; setting: string }>(
+      `SELECT name, setting FROM pg_settings
+        WHERE name IN ('fsync', 'synchronous_commit', 'wal_sync_method', 'shared_buffers', 'max_connections')
+        ORDER BY name`,
+    );
+    const pgVersion =
+      (await db.pool.query<{ version: string }>('SELECT version()')).rows[0]?.version ?? '?';
+    console.log('');
+    console.log('## Machine');
+    console.log(`CPU: ${cpuList[0]?.model.trim() ?? 'unknown'} x ${cpuList.length}`);
+    console.log(`memory: ${(totalmem() / 1024 ** 3).toFixed(1)} GiB`);
+    console.log(`Node: ${process.version}`);
+    console.log(`Postgres: ${pgVersion}`);
+    console.log(
+      `  ${settings.rows.map((r) => `${r.name}=${r.setting}`).join(', ')} (shared_buffers in 8 kB pages)`,
+    );
+    const redisInfo = await redisServer(options.redisUrl);
+    const kafkaPid = localKafkaPid();
+    console.log(
+      `Redis: ${redisInfo.version} at ${options.redisUrl} (pid ${String(redisInfo.pid ?? '?')}); client redis (node-redis) ${packageVersion('redis')}`,
+    );
+    console.log(
+      `Kafka: broker ${brokers.join(',')} (project broker ${KAFKA_VERSION}, pid ${String(kafkaPid ?? '?')}); ` +
+        `client kafkajs ${packageVersion('kafkajs')}, signals sent with acks ${options.kafkaAcks}`,
+    );
+    console.log(
+      `load average at start: ${loadavg()
+        .map((n) => n.toFixed(2))
+        .join(' ')}`,
+    );
+
+    const kafkaTopic = uniqueTopic('fanout-bench');
+    topics.push(kafkaTopic);
+    const admin = kafka.admin();
+    await admin.connect();
+    try {
+      await admin.createTopics({
+        topics: [{ topic: kafkaTopic, numPartitions: 3, replicationFactor: 1 }],
+        waitForLeaders: true,
+      });
+    } finally {
+      await admin.disconnect();
+    }
+    const pool = createPool(db.url, 10);
+    const setup: Setup = {
+      options,
+      db,
+      pool,
+      brokers,
+      kafka,
+      channel: `${NOTICE_CHANNEL}:${randomBytes(6).toString('hex')}`,
+      topics,
+      groups,
+      redisPid: redisInfo.pid,
+      kafkaPid,
+    };
+    try {
+      const notify = notifySignaller(pool);
+      const redis = await redisSignaller(options.redisUrl, setup.channel);
+      const kafkaSignal = await kafkaSignaller(kafka, kafkaTopic, options.kafkaAcks);
+      signallers.push(notify, redis, kafkaSignal);
+      const byMechanism: Record<Mechanism, Signaller> = { notify, redis, kafka: kafkaSignal };
+
+      const figures = new Map<Mechanism, MechanismFigures>();
+      for (const mechanism of options.only) {
+        figures.set(
+          mechanism,
+          await measureMechanism(setup, mechanism, byMechanism[mechanism], kafkaTopic),
+        );
+      }
+      const pipeline = options.pipeline ? await measurePipeline(setup, notify) : [];
+      const write = await measureWritePath(setup, [
+        { label: 'append alone', signaller: null },
+        { label: 'append + NOTIFY inside', signaller: notify },
+        { label: 'append, then Redis PUBLISH', signaller: redis },
+        { label: `append, then Kafka send (acks ${options.kafkaAcks})`, signaller: kafkaSignal },
+      ]);
+
+      const all = [...figures.values()];
+      console.log('');
+      console.log(
+        `## 1. Delivery latency: ${options.rate} appends/s for ${options.seconds} s (relay: ${options.pipelineSeconds} s), then ${options.lowRate}/s for ${options.lowSeconds} s; COMMIT → each of ${options.listeners} listeners (ms)`,
+      );
+      console.log(
+        table(
+          [
+            'mechanism',
+            'signals/s',
+            'signals',
+            'errors',
+            'deliveries',
+            'missed',
+            'dup',
+            'p50',
+            'p99',
+            'max',
+            'from COMMIT sent p50',
+            'p99',
+            'COMMIT p50',
+            'publish step p50',
+            'CPU ms/1000, each listener',
+            'CPU ms/1000, server',
+          ],
+          [...all.flatMap((f) => f.latency), ...pipeline],
+        ),
+      );
+      console.log(
+        'deliveries = signals × listeners that received them. p50/p99/max: from COMMIT acknowledged to the publisher\n' +
+          '(negative when the listener had the NOTIFY before the publisher had processed the COMMIT reply); "from\n' +
+          'COMMIT sent": from the moment the publisher sent COMMIT (includes the commit itself). "COMMIT": COMMIT\n' +
+          'sent → acknowledged; "publish step": the PUBLISH / send after COMMIT (0 for NOTIFY, inside the transaction).\n' +
+          'CPU: user + system ms per 1000 signals, of each listener process (mean of the listeners) and of the server\n' +
+          'side (NOTIFY: the LISTEN backends; Redis: redis-server; Kafka: the broker JVM; whole processes, shared with\n' +
+          'other users), over the run and its drain.',
+      );
+      console.log('');
+      console.log(
+        `## 2. Throughput: ${options.concurrency} requests in flight for ${options.throughputSeconds} s, signals only (no append)`,
+      );
+      console.log(
+        table(
+          [
+            'mechanism',
+            'signals/request',
+            'sent',
+            'errors',
+            'sent/s',
+            'to all listeners',
+            'delivered to all/s',
+            'missed',
+            'p50 ms',
+            'p99 ms',
+          ],
+          all.flatMap((f) => f.throughput),
+        ),
+      );
+      console.log(
+        'For NOTIFY one request = one autocommit transaction (SELECT pg_notify(...) FROM unnest(...)). "delivered to all/s"\n' +
+          '= signals every listener got / (last delivery − first send). Latency from the request sent to receipt.',
+      );
+      console.log('');
+      console.log('## 3. Write path: one small append transaction, with the publish step');
+      console.log(
+        table(
+          ['variant', 'appends', 'p50 ms', 'p99 ms', 'mean ms', 'added p50 ms', 'added mean ms'],
+          write.sequential,
+        ),
+      );
+      console.log(
+        `${options.concurrency} appenders in parallel, ${options.writeSeconds} s per variant, in ${WRITE_SLICE_MS} ms turns:`,
+      );
+      console.log(
+        table(
+          [
+            'variant',
+            'appends',
+            'errors',
+            'appends/s',
+            'p50 ms',
+            'p99 ms',
+            'waiting on Lock:object',
+            'other waits (mean backends)',
+          ],
+          write.concurrent,
+        ),
+      );
+      console.log(
+        'Waits: mean number of appender backends waiting on each event (pg_stat_activity sampled every 20 ms).\n' +
+          '"Lock:object" is the lock NOTIFY takes at commit on "database 0" (cluster-wide) and holds until the\n' +
+          'commit is flushed, so notifying commits queue one behind another; anything else on the Postgres server\n' +
+          'that notifies takes the same lock. The Redis/Kafka variants publish after COMMIT, outside the transaction.',
+      );
+      console.log('');
+      console.log(
+        `## 4. Listener 1 disconnected for ${options.dropMs} ms while ${options.rate} appends/s go on`,
+      );
+      console.log(
+        table(
+          [
+            'mechanism',
+            'signals',
+            'down ms',
+            'reconnect ms',
+            'committed while down',
+            'listener 1 got',
+            'missed (while down)',
+            'missed (other)',
+            'late',
+            'late max ms',
+            'dup',
+            'listeners 2-4 missed',
+          ],
+          all.map((f) => f.drop),
+        ),
+      );
+      console.log(
+        '"down": from closing the connection to listening again (LISTEN / SUBSCRIBE done, Kafka group joined);\n' +
+          '"reconnect": the part of it spent reconnecting after the pause. "late": committed while listener 1 was down\n' +
+          'and received after it came back (max: commit → receipt). "missed (other)": committed outside that window\n' +
+          '(Redis, Kafka: COMMIT acknowledged just before the drop, published after it).',
+      );
+      console.log('');
+      console.log(
+        `load average at end: ${loadavg()
+          .map((n) => n.toFixed(2))
+          .join(' ')}`,
+      );
+    } finally {
+      for (const signaller of signallers) {
+        await signaller.close().catch(() => undefined);
+      }
+      await pool.end();
+    }
+    return 0;
+  } finally {
+    cleanups.delete(cleanKafka);
+    cleanups.delete(dropDatabase);
+    await cleanKafka();
+    await dropDatabase();
+  }
+}
+
+if (process.argv[2] === LISTENER_FLAG) {
+  runListener(JSON.parse(process.argv[3] ?? '{}') as ListenerSpec).catch((error: unknown) => {
+    process.send?.({ type: 'failed', message: String(error) } satisfies FromListener);
+    process.exit(1);
+  });
+} else {
+  main().then(
+    (code) => process.exit(code),
+    (error: unknown) => {
+      console.error(error instanceof Error ? (error.stack ?? error.message) : String(error));
+      process.exit(1);
+    },
+  );
+}
