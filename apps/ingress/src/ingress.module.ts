@@ -10,7 +10,9 @@ import { Inject, Module, type DynamicModule, type OnApplicationShutdown } from '
 import type { Pool } from 'pg';
 import { ApiKeyAuthenticator } from './auth/api-key.authenticator';
 import { AgentCardController } from './cards/agent-card.controller';
+import { PublicOrigins } from './cards/agent-cards';
 import { AgentRegistry } from './cards/agent-registry';
+import { A2aGateway } from './gateway/a2a-gateway';
 import { JsonRpcController } from './jsonrpc/json-rpc.controller';
 import { A2aOperations } from './operations/a2a-operations';
 import { TaskServiceOperations } from './operations/task-service.operations';
@@ -48,6 +50,8 @@ export class IngressModule {
         { provide: A2aOperations, useClass: TaskServiceOperations },
         ApiKeyAuthenticator,
         AgentRegistry,
+        PublicOrigins,
+        A2aGateway,
         TaskEventFeed,
       ],
     };

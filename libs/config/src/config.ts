@@ -33,6 +33,24 @@ export const ingressSchema = z.object({
   INGRESS_PORT: port.default(8080),
   /** Base URL clients use to reach the ingress (behind a proxy, set the public one). */
   PUBLIC_BASE_URL: z.string().url().optional(),
+  /** Listen address of the A2A gRPC binding (`lf.a2a.v1.A2AService`). */
+  A2A_GRPC_HOST: z.string().default('127.0.0.1'),
+  A2A_GRPC_PORT: port.default(50051),
+  /**
+   * `host:port` clients dial for the gRPC binding, written into agent cards. Default: the host of the public
+   * base URL (or of the card request) with A2A_GRPC_PORT.
+   */
+  PUBLIC_GRPC_ADDRESS: z
+    .string()
+    .regex(/^[^\s/:]+:\d{1,5}$|^\[[0-9a-fA-F:.]+\]:\d{1,5}$/, 'must be host:port')
+    .optional(),
+  /**
+   * PEM file with the private key (EC P-256 or RSA, PKCS#8) that signs agent cards. Unset: a key generated at
+   * start-up (fine for one replica; replicas behind one name need the same key).
+   */
+  AGENT_CARD_SIGNING_KEY_FILE: z.string().optional(),
+  /** `Cache-Control: max-age` of agent cards and the JWKS, in seconds. */
+  AGENT_CARD_MAX_AGE_S: z.coerce.number().int().min(0).default(300),
   /** Comma-separated host:port list of task-service replicas (internal command API). */
   TASK_SERVICE_URLS: z.string().default('127.0.0.1:50053'),
   /** Agent served at /.well-known/agent-card.json, as tenant/agent. */

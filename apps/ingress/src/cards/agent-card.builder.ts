@@ -1,5 +1,6 @@
-import type { AgentCard } from '@lib/a2a-protocol';
+import type { AgentCard, AgentExtension } from '@lib/a2a-protocol';
 import { API_KEY_HEADER } from '../auth/api-key.authenticator';
+import { routingTenant } from '../gateway/agent-route';
 import { RESUMABLE_STREAMS_EXTENSION } from '../streaming/resumable-streams';
 import type { HostedAgent } from './agent-registry';
 
@@ -11,18 +12,30 @@ export function jsonRpcPath(tenantId: string, agentId: string): string {
   return `/agents/${encodeURIComponent(tenantId)}/${encodeURIComponent(agentId)}/jsonrpc`;
 }
 
+/** Path of an agent's HTTP+JSON base URL, relative to the public base URL; routes are appended to it. */
+export function restPath(tenantId: string, agentId: string): string {
+  return `/agents/${encodeURIComponent(tenantId)}/${encodeURIComponent(agentId)}/rest`;
+}
+
 /** Path of an agent's own card. */
 export function agentCardPath(tenantId: string, agentId: string): string {
   return `/agents/${encodeURIComponent(tenantId)}/${encodeURIComponent(agentId)}/.well-known/agent-card.json`;
 }
 
+/** Where clients reach this platform: the HTTP base URL and the gRPC `host:port`. */
+export interface PublicOrigin {
+  baseUrl: string;
+  grpcAddress: string;
+}
+
 /**
  * Builds the public Agent Card (spec digest §4.5, §10.11) of a hosted agent: its own profile plus the
- * interfaces that actually serve it and the security the platform actually enforces.
+ * interfaces that actually serve it, in preference order, and the security the platform actually enforces.
+ * The gRPC interface has no per-agent path, so it names the agent by `tenant` (§10.9).
  */
-export function buildAgentCard(agent: HostedAgent, baseUrl: string): AgentCard {
+export function buildAgentCard(agent: HostedAgent, origin: PublicOrigin): AgentCard {
   const { profile } = agent;
-  const base = baseUrl.replace(/\/+$/, '');
+  const base = origin.baseUrl.replace(/\/+$/, '');
   return {
     name: profile.name,
     description: profile.description,
@@ -32,6 +45,17 @@ export function buildAgentCard(agent: HostedAgent, baseUrl: string): AgentCard {
         protocolBinding: 'JSONRPC',
         protocolVersion: PROTOCOL_VERSION,
       },
+      {
+        url: `${base}${restPath(agent.tenantId, agent.agentId)}`,
+        protocolBinding: 'HTTP+JSON',
+        protocolVersion: PROTOCOL_VERSION,
+      },
+      {
+        url: origin.grpcAddress,
+        protocolBinding: 'GRPC',
+        tenant: routingTenant(agent),
+        protocolVersion: PROTOCOL_VERSION,
+      },
     ],
     provider: { organization: 'A2A Platform', url: base },
     version: profile.version,
@@ -39,8 +63,8 @@ export function buildAgentCard(agent: HostedAgent, baseUrl: string): AgentCard {
     capabilities: {
       streaming: true,
       pushNotifications: false,
-      extendedAgentCard: false,
-      extensions: [RESUMABLE_STREAMS_EXTENSION],
+      extendedAgentCard: profile.extendedAgentCard === true,
+      extensions: declaredExtensions(agent),
     },
     securitySchemes: {
       apiKey: {
@@ -57,4 +81,26 @@ export function buildAgentCard(agent: HostedAgent, baseUrl: string): AgentCard {
     skills: profile.skills ?? [],
     ...(profile.iconUrl ? { iconUrl: profile.iconUrl } : {}),
   };
+}
+
+/**
+ * The card authenticated callers get from GetExtendedAgentCard: the public card with the agent's extended
+ * description and additional skills. `null` when the agent declares the capability but configured none.
+ */
+export function buildExtendedAgentCard(agent: HostedAgent, origin: PublicOrigin): AgentCard | null {
+  const extended = agent.profile.extendedCard;
+  if (!extended) {
+    return null;
+  }
+  const card = buildAgentCard(agent, origin);
+  return {
+    ...card,
+    description: extended.description ?? card.description,
+    skills: [...card.skills, ...(extended.skills ?? [])],
+  };
+}
+
+/** The platform's extensions followed by the agent's own. */
+export function declaredExtensions(agent: HostedAgent): AgentExtension[] {
+  return [RESUMABLE_STREAMS_EXTENSION, ...(agent.profile.extensions ?? [])];
 }

@@ -3,6 +3,7 @@ import { Controller, Get, Inject, Param, Req, Res } from '@nestjs/common';
 import type { Request, Response } from 'express';
 import { INGRESS_CONFIG } from '../tokens';
 import { buildAgentCard } from './agent-card.builder';
+import { PublicOrigins } from './agent-cards';
 import { AgentRegistry } from './agent-registry';
 
 /** Public agent cards (spec digest §10.11): one per hosted agent, plus the default one at the root. */
@@ -10,6 +11,7 @@ import { AgentRegistry } from './agent-registry';
 export class AgentCardController {
   constructor(
     private readonly agents: AgentRegistry,
+    private readonly origins: PublicOrigins,
     @Inject(INGRESS_CONFIG) private readonly config: IngressConfig,
   ) {}
 
@@ -40,9 +42,8 @@ export class AgentCardController {
       res.status(404).json({ error: { code: 404, status: 'NOT_FOUND', message: 'no such agent' } });
       return;
     }
-    const baseUrl =
-      this.config.PUBLIC_BASE_URL ?? `${req.protocol}://${req.get('host') ?? 'localhost'}`;
+    const origin = this.origins.resolve({ protocol: req.protocol, host: req.get('host') });
     res.setHeader('Cache-Control', 'public, max-age=60');
-    res.status(200).json(buildAgentCard(agent, baseUrl));
+    res.status(200).json(buildAgentCard(agent, origin));
   }
 }

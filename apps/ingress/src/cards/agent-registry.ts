@@ -1,4 +1,4 @@
-import type { AgentSkill } from '@lib/a2a-protocol';
+import type { AgentExtension, AgentSkill } from '@lib/a2a-protocol';
 import { Inject, Injectable } from '@nestjs/common';
 import type { Pool } from 'pg';
 import { INGRESS_PG_POOL } from '../tokens';
@@ -13,6 +13,12 @@ export interface AgentProfile {
   skills?: AgentSkill[];
   documentationUrl?: string;
   iconUrl?: string;
+  /** Extensions the agent itself declares (the platform adds its own); `required` ones must be requested. */
+  extensions?: AgentExtension[];
+  /** Declares `capabilities.extendedAgentCard`. */
+  extendedAgentCard?: boolean;
+  /** What authenticated callers see in addition to the public card; absent: declared but not configured. */
+  extendedCard?: { description?: string; skills?: AgentSkill[] };
 }
 
 export interface HostedAgent {

@@ -1,0 +1,295 @@
+import {
+  A2aError,
+  decodeDeleteTaskPushNotificationConfigRequest,
+  decodeGetExtendedAgentCardRequest,
+  decodeGetTaskPushNotificationConfigRequest,
+  decodeListTaskPushNotificationConfigsRequest,
+  decodeSubscribeToTaskRequest,
+  decodeTaskPushNotificationConfig,
+  isTerminalState,
+  type A2aJsonRpcMethod,
+  type AgentCard,
+  type Task,
+} from '@lib/a2a-protocol';
+import type { IngressConfig } from '@lib/config';
+import { Inject, Injectable } from '@nestjs/common';
+import { randomUUID } from 'node:crypto';
+import { ApiKeyAuthenticator } from '../auth/api-key.authenticator';
+import { buildExtendedAgentCard, declaredExtensions } from '../cards/agent-card.builder';
+import { PublicOrigins, type RequestOrigin } from '../cards/agent-cards';
+import { AgentRegistry, type HostedAgent } from '../cards/agent-registry';
+import { A2aOperations } from '../operations/a2a-operations';
+import type { CallContext } from '../operations/call-context';
+import {
+  lastEventId,
+  requestedExtensions,
+  RESUMABLE_STREAMS_URI,
+} from '../streaming/resumable-streams';
+import {
+  endsStream,
+  TaskEventFeed,
+  type StreamItem,
+  type TaskSubscription,
+} from '../streaming/task-event-feed';
+import { INGRESS_CONFIG } from '../tokens';
+import { negotiateVersion } from '../version';
+import { parseRoutingTenant, routingTenant, type AgentRoute } from './agent-route';
+
+/** The three standard bindings (spec digest §7, §8, §8b). */
+export type A2aBinding = 'JSONRPC' | 'HTTP+JSON' | 'GRPC';
+
+/** What a binding read off the wire before any A2A rule applies. */
+export interface InboundRequest {
+  binding: A2aBinding;
+  /** The agent the URL names; null on entry points that route by the request's `tenant`. */
+  route: AgentRoute | null;
+  /** Every non-empty `tenant` the request carries (REST path prefix, body or message field). */
+  tenants: readonly string[];
+  apiKey: string | undefined;
+  /** The A2A-Version service parameter as the binding found it (header, query or metadata). */
+  version: string | undefined;
+  /** The A2A-Extensions service parameter, comma-separated. */
+  extensions: string | undefined;
+  traceparent: string | undefined;
+  /** For URLs in cards when no public base URL is configured. */
+  origin?: RequestOrigin;
+}
+
+/** An authenticated, routed, version-checked request. */
+export interface A2aSession {
+  ctx: CallContext;
+  agent: HostedAgent;
+  /** Requested extensions this agent declares: echoed in `A2A-Extensions` (spec digest §10.2). */
+  activatedExtensions: string[];
+  origin: RequestOrigin | undefined;
+}
+
+export type StreamingMethod = 'SendStreamingMessage' | 'SubscribeToTask';
+export type UnaryMethod = Exclude<A2aJsonRpcMethod, StreamingMethod>;
+
+/** A stream ready to be written: the first item (if any) and the live rest (if any). */
+export interface OpenedStream {
+  first: StreamItem | null;
+  subscription: TaskSubscription | null;
+}
+
+export function isStreamingMethod(method: string): method is StreamingMethod {
+  return method === 'SendStreamingMessage' || method === 'SubscribeToTask';
+}
+
+/**
+ * Everything the three bindings share (ARCHITECTURE.md "Bindings hold no business rule"): routing by path
+ * or `tenant`, authentication, version and extension negotiation, capability gating and the calls to the
+ * operations port. A binding only turns its wire format into (method, ProtoJSON params) and back.
+ */
+@Injectable()
+export class A2aGateway {
+  constructor(
+    private readonly operations: A2aOperations,
+    private readonly auth: ApiKeyAuthenticator,
+    private readonly agents: AgentRegistry,
+    private readonly origins: PublicOrigins,
+    private readonly feed: TaskEventFeed,
+    @Inject(INGRESS_CONFIG) private readonly config: IngressConfig,
+  ) {}
+
+  /**
+   * Routes, authenticates and negotiates. Authentication comes before anything about the tenant's agents
+   * is revealed; a key of another tenant fails like a wrong key.
+   */
+  async open(request: InboundRequest): Promise<A2aSession> {
+    const route = request.route ?? routeByTenant(request.tenants);
+    const principal = await this.auth.authenticate(route.tenantId, request.apiKey);
+    if (request.route) {
+      checkTenants(request.route, request.tenants);
+    }
+    const agent = await this.agents.find(route.tenantId, route.agentId);
+    if (!agent) {
+      throw new A2aError('METHOD_NOT_FOUND', `no agent ${route.agentId} is hosted here`);
+    }
+    const protocolVersion = negotiateVersion(
+      request.version,
+      this.config.A2A_ASSUME_V1_WHEN_MISSING,
+    );
+    const requested = requestedExtensions(request.extensions);
+    const declared = declaredExtensions(agent);
+    const missing = declared
+      .filter((e) => e.required === true)
+      .map((e) => e.uri ?? '')
+      .filter((uri) => !requested.includes(uri));
+    if (missing.length > 0) {
+      throw new A2aError(
+        'EXTENSION_SUPPORT_REQUIRED',
+        `this agent requires the extension(s) ${missing.join(', ')}; list them in A2A-Extensions`,
+        { extensions: missing.join(',') },
+      );
+    }
+    const activatedExtensions = requested.filter((uri) => declared.some((e) => e.uri === uri));
+    return {
+      ctx: {
+        tenantId: route.tenantId,
+        agentId: route.agentId,
+        principalId: principal.principalId,
+        binding: request.binding,
+        protocolVersion,
+        requestId: randomUUID(),
+        ...(request.traceparent ? { traceparent: request.traceparent } : {}),
+      },
+      agent,
+      activatedExtensions,
+      origin: request.origin,
+    };
+  }
+
+  /** A unary operation; the result is the ProtoJSON of the RPC's response message. */
+  async call(session: A2aSession, method: UnaryMethod, params: unknown): Promise<unknown> {
+    const { ctx } = session;
+    switch (method) {
+      case 'SendMessage':
+        return (await this.operations.sendMessage(params, ctx)).result;
+      case 'GetTask':
+        return (await this.operations.getTask(params, ctx)).result;
+      case 'ListTasks':
+        return (await this.operations.listTasks(params, ctx)).result;
+      case 'CancelTask':
+        return (await this.operations.cancelTask(params, ctx)).result;
+      case 'CreateTaskPushNotificationConfig':
+        return pushNotSupported(decodeTaskPushNotificationConfig(params));
+      case 'GetTaskPushNotificationConfig':
+        return pushNotSupported(decodeGetTaskPushNotificationConfigRequest(params));
+      case 'ListTaskPushNotificationConfigs':
+        return pushNotSupported(decodeListTaskPushNotificationConfigsRequest(params));
+      case 'DeleteTaskPushNotificationConfig':
+        return pushNotSupported(decodeDeleteTaskPushNotificationConfigRequest(params));
+      case 'GetExtendedAgentCard':
+        return this.extendedCard(session, params);
+    }
+  }
+
+  /**
+   * Opens SendStreamingMessage / SubscribeToTask (spec digest §10.6). Errors before the first event are
+   * thrown, so every binding reports them as a plain error, not as a stream.
+   */
+  async stream(
+    session: A2aSession,
+    method: StreamingMethod,
+    params: unknown,
+    lastEventIdHeader: string | undefined,
+  ): Promise<OpenedStream> {
+    const { ctx } = session;
+    if (method === 'SendStreamingMessage') {
+      // The stream, not the call, waits for the task: the message is accepted first, then watched.
+      const { result, version } = await this.operations.sendMessage(returnImmediately(params), ctx);
+      if (!('task' in result)) {
+        return { first: { id: version, response: result }, subscription: null };
+      }
+      return this.follow(ctx, result.task, version, true);
+    }
+    const { id } = decodeSubscribeToTaskRequest(params);
+    const { result: task, version } = await this.operations.getTask({ id }, ctx);
+    const resume = session.activatedExtensions.includes(RESUMABLE_STREAMS_URI)
+      ? lastEventId(lastEventIdHeader)
+      : null;
+    if (resume !== null) {
+      // Resuming (our extension): exactly the events after the client's last one, even of an ended task.
+      const missed = Math.min(resume, version);
+      const done = isTerminalState(task.status.state) && missed >= version;
+      return done ? { first: null, subscription: null } : this.follow(ctx, task, missed, false);
+    }
+    if (isTerminalState(task.status.state)) {
+      throw new A2aError(
+        'UNSUPPORTED_OPERATION',
+        `task ${task.id} is ${task.status.state}; there is nothing to subscribe to`,
+        { taskId: task.id, state: task.status.state },
+      );
+    }
+    return this.follow(ctx, task, version, true);
+  }
+
+  private follow(
+    ctx: CallContext,
+    task: Task,
+    after: number,
+    snapshotFirst: boolean,
+  ): OpenedStream {
+    const first = snapshotFirst ? { id: after, response: { task } } : null;
+    if (first && endsStream(first.response)) {
+      return { first, subscription: null };
+    }
+    const ref = { taskId: task.id, contextId: task.contextId };
+    return { first, subscription: this.feed.subscribe(ctx.tenantId, ref, after) };
+  }
+
+  /** GetExtendedAgentCard (spec digest §10.11): only for authenticated callers, only when declared. */
+  private extendedCard(session: A2aSession, params: unknown): AgentCard {
+    decodeGetExtendedAgentCardRequest(params);
+    if (session.agent.profile.extendedAgentCard !== true) {
+      throw new A2aError('UNSUPPORTED_OPERATION', 'this agent offers no extended agent card');
+    }
+    const card = buildExtendedAgentCard(session.agent, this.origins.resolve(session.origin));
+    if (!card) {
+      throw new A2aError(
+        'EXTENDED_AGENT_CARD_NOT_CONFIGURED',
+        'this agent declares an extended agent card but none is configured',
+      );
+    }
+    return card;
+  }
+}
+
+/**
+ * On a per-agent URL every `tenant` the request carries must be that agent's routing value (clients copy it
+ * from the card's AgentInterface.tenant), spec digest §10.9.
+ */
+function checkTenants(route: AgentRoute, tenants: readonly string[]): void {
+  const own = routingTenant(route);
+  if (tenants.some((t) => t !== own)) {
+    throw new A2aError(
+      'INVALID_PARAMS',
+      `this interface serves tenant ${own}; omit the tenant field or send that value`,
+      {},
+      [{ field: 'tenant', description: `must be empty or ${own} on this interface` }],
+    );
+  }
+}
+
+/** On entry points without a per-agent URL, the request's `tenant` names the agent. */
+function routeByTenant(tenants: readonly string[]): AgentRoute {
+  const distinct = [...new Set(tenants)];
+  const named = distinct.length === 1 ? parseRoutingTenant(distinct[0] ?? '') : null;
+  if (!named) {
+    throw new A2aError(
+      'INVALID_PARAMS',
+      distinct.length === 0
+        ? 'this interface routes by tenant: copy AgentInterface.tenant from the agent card into the request'
+        : `tenant must be the AgentInterface.tenant of the agent card (<tenant>/<agent>), got ${distinct.join(', ')}`,
+      {},
+      [{ field: 'tenant', description: 'must be the AgentInterface.tenant of the agent card' }],
+    );
+  }
+  return named;
+}
+
+/**
+ * Capability gating of the push-config operations (spec digest §6): no agent declares push notifications
+ * yet. The request is decoded first, so malformed input still gets its validation error.
+ */
+function pushNotSupported(_request: unknown): never {
+  throw new A2aError(
+    'PUSH_NOTIFICATION_NOT_SUPPORTED',
+    'this agent does not declare push notifications',
+  );
+}
+
+/** SendStreamingMessage accepts the message without blocking; the stream follows the task instead. */
+function returnImmediately(params: unknown): unknown {
+  if (typeof params !== 'object' || params === null || Array.isArray(params)) {
+    return params;
+  }
+  const request = params as { configuration?: unknown };
+  const configuration =
+    typeof request.configuration === 'object' && request.configuration !== null
+      ? request.configuration
+      : {};
+  return { ...request, configuration: { ...configuration, returnImmediately: true } };
+}

@@ -1,0 +1,38 @@
+import { A2aError } from '@lib/a2a-protocol';
+import type { Request } from 'express';
+import { API_KEY_HEADER } from '../auth/api-key.authenticator';
+import type { A2aSession, InboundRequest } from '../gateway/a2a-gateway';
+
+/**
+ * The service parameters of an HTTP request (spec digest §3.6, §10.1, §10.2): A2A-Version from the header,
+ * else from the `A2A-Version` query parameter; A2A-Extensions; the API key; the trace context.
+ */
+export function serviceParameters(
+  req: Request,
+): Pick<InboundRequest, 'apiKey' | 'version' | 'extensions' | 'traceparent' | 'origin'> {
+  const query = req.query['A2A-Version'];
+  return {
+    apiKey: req.header(API_KEY_HEADER),
+    version: req.header('A2A-Version') ?? (typeof query === 'string' ? query : undefined),
+    extensions: req.header('A2A-Extensions'),
+    traceparent: req.header('traceparent'),
+    origin: { protocol: req.protocol, host: req.get('host') },
+  };
+}
+
+/** `A2A-Extensions` listing the activated extensions, when there are any (spec digest §10.2). */
+export function extensionHeaders(session: A2aSession): Record<string, string> {
+  return session.activatedExtensions.length > 0
+    ? { 'A2A-Extensions': session.activatedExtensions.join(', ') }
+    : {};
+}
+
+/** The error that ends a stream abnormally: the client fell behind, or the feed failed. */
+export function streamError(reason: 'overflow' | 'error'): A2aError {
+  return reason === 'overflow'
+    ? new A2aError(
+        'UNAVAILABLE',
+        'the client did not keep up with the stream; resume with SubscribeToTask and Last-Event-ID',
+      )
+    : new A2aError('INTERNAL', 'the stream failed');
+}
