@@ -147,6 +147,17 @@ describe('agent cards (§10.11, §13 "Agent card")', () => {
           protocolBinding: 'JSONRPC',
           protocolVersion: '1.0',
         },
+        {
+          url: `${platform.baseUrl}/agents/demo/${agent}/rest`,
+          protocolBinding: 'HTTP+JSON',
+          protocolVersion: '1.0',
+        },
+        {
+          url: platform.grpcTarget,
+          protocolBinding: 'GRPC',
+          tenant: `demo/${agent}`,
+          protocolVersion: '1.0',
+        },
       ]);
       const skills = card['skills'] as Record<string, unknown>[];
       expect(skills.length).toBeGreaterThan(0);
@@ -210,7 +221,11 @@ describe('agent cards (§10.11, §13 "Agent card")', () => {
 
   it('the SDK client built from the card posts to that url and sends A2A-Version 1.0 and the declared API key header (§10.1, §10.11)', async () => {
     // The SDK's own parse of the card: v1.0 interface, the header scheme the interceptor relies on.
-    expect(echo.card.supportedInterfaces).toHaveLength(1);
+    expect(echo.card.supportedInterfaces.map((i) => i.protocolBinding)).toStrictEqual([
+      'JSONRPC',
+      'HTTP+JSON',
+      'GRPC',
+    ]);
     expect(echo.card.supportedInterfaces[0]).toMatchObject({
       protocolBinding: 'JSONRPC',
       protocolVersion: '1.0',

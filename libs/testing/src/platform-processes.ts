@@ -127,10 +127,21 @@ export interface PlatformEnv {
 /** The whole platform in one process (`npm start`), on free ports. Ready when its workers are connected. */
 export async function startStandalone(
   env: PlatformEnv,
-): Promise<{ process: PlatformProcess; baseUrl: string; workerTarget: string }> {
-  const [http, worker, command] = await Promise.all([freePort(), freePort(), freePort()]);
+): Promise<{
+  process: PlatformProcess;
+  baseUrl: string;
+  workerTarget: string;
+  grpcTarget: string;
+}> {
+  const [http, worker, command, grpc] = await Promise.all([
+    freePort(),
+    freePort(),
+    freePort(),
+    freePort(),
+  ]);
   const proc = new PlatformProcess('standalone', 'apps/standalone/src/main.js', [], {
     INGRESS_PORT: String(http),
+    A2A_GRPC_PORT: String(grpc),
     WORKER_GRPC_PORT: String(worker),
     TASK_SERVICE_GRPC_PORT: String(command),
     TASK_SERVICE_URLS: `127.0.0.1:${command}`,
@@ -151,6 +162,7 @@ export async function startStandalone(
     process: proc,
     baseUrl: `http://127.0.0.1:${http}`,
     workerTarget: `127.0.0.1:${worker}`,
+    grpcTarget: `127.0.0.1:${grpc}`,
   };
 }
 
@@ -178,15 +190,20 @@ export async function startTaskService(
 export async function startIngress(
   env: PlatformEnv,
   taskServices: string[],
-): Promise<{ process: PlatformProcess; baseUrl: string }> {
-  const http = await freePort();
+): Promise<{ process: PlatformProcess; baseUrl: string; grpcTarget: string }> {
+  const [http, grpc] = await Promise.all([freePort(), freePort()]);
   const proc = new PlatformProcess('ingress', 'apps/ingress/src/main.js', [], {
     INGRESS_PORT: String(http),
+    A2A_GRPC_PORT: String(grpc),
     TASK_SERVICE_URLS: taskServices.join(','),
     ...env,
   }).start();
   await proc.waitForOutput(/Nest application successfully started/);
-  return { process: proc, baseUrl: `http://127.0.0.1:${http}` };
+  return {
+    process: proc,
+    baseUrl: `http://127.0.0.1:${http}`,
+    grpcTarget: `127.0.0.1:${grpc}`,
+  };
 }
 
 /** One example agent worker process (`echo`, `interview` or `countdown`). */

@@ -12,6 +12,8 @@ export interface Standalone {
   process: PlatformProcess;
   baseUrl: string;
   workerTarget: string;
+  /** `host:port` of the A2A gRPC binding. */
+  grpcTarget: string;
   /** `POST` URL of a hosted agent's JSON-RPC endpoint. */
   endpoint(tenant: string, agent: string): string;
   /** Stops the platform (and its workers) and drops the database; safe to call after a failed start. */
@@ -31,6 +33,7 @@ export async function bootStandalone(
       process: started.process,
       baseUrl: started.baseUrl,
       workerTarget: started.workerTarget,
+      grpcTarget: started.grpcTarget,
       endpoint: (tenant, agent) => `${started.baseUrl}/agents/${tenant}/${agent}/jsonrpc`,
       async close() {
         await started.process.stop();
