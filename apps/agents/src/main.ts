@@ -4,18 +4,20 @@ import { hostname } from 'node:os';
 import { CountdownAgent } from './countdown.agent';
 import { EchoAgent } from './echo.agent';
 import { InterviewAgent } from './interview.agent';
+import { TckAgent } from './tck.agent';
 
 const AGENTS: Record<ExampleAgentId, () => AgentExecutor> = {
   echo: () => new EchoAgent(),
   interview: () => new InterviewAgent(),
   countdown: () => new CountdownAgent(),
+  tck: () => new TckAgent(),
 };
 
 function isAgentId(name: string | undefined): name is ExampleAgentId {
   return name !== undefined && Object.hasOwn(AGENTS, name);
 }
 
-/** Runs one example agent as a worker: `node dist/apps/agents/src/main.js <echo|interview|countdown>`. */
+/** Runs one example agent as a worker: `node dist/apps/agents/src/main.js <echo|interview|countdown|tck>`. */
 async function main(): Promise<number> {
   const agentId = process.argv[2];
   if (!isAgentId(agentId)) {

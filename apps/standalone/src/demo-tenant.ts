@@ -1,10 +1,15 @@
 import type { DemoConfig } from '@lib/config';
 import { seedTenant } from '@lib/tenancy';
-import { AGENT_PROFILES } from '@lib/worker-sdk';
+import { AGENT_PROFILES, type ExampleAgentId } from '@lib/worker-sdk';
 import type { Pool } from 'pg';
 
 /** The example agents every fresh platform hosts for the demo tenant. */
-export const EXAMPLE_AGENTS = ['echo', 'interview', 'countdown'] as const;
+export const EXAMPLE_AGENTS = [
+  'echo',
+  'interview',
+  'countdown',
+  'tck',
+] as const satisfies readonly ExampleAgentId[];
 export type ExampleAgent = (typeof EXAMPLE_AGENTS)[number];
 
 /** Worker credential of a demo agent: bound to (demo tenant, agent). */
@@ -12,7 +17,7 @@ export function demoWorkerSecret(config: DemoConfig, agentId: string): string {
   return `${config.A2A_DEMO_WORKER_SECRET}:${agentId}`;
 }
 
-/** Creates (or refreshes) the demo tenant, its API key and the three example agents. */
+/** Creates (or refreshes) the demo tenant, its API key and the example agents. */
 export async function seedDemoTenant(pool: Pool, config: DemoConfig): Promise<void> {
   await seedTenant(pool, {
     tenantId: config.DEMO_TENANT,

@@ -17,10 +17,14 @@ export type AgentProfile = {
   defaultInputModes: string[];
   defaultOutputModes: string[];
   skills: AgentProfileSkill[];
+  /** Declares `capabilities.extendedAgentCard`: GetExtendedAgentCard serves authenticated callers. */
+  extendedAgentCard?: boolean;
+  /** What the extended card changes: its description and the skills it adds to the public ones. */
+  extendedCard?: { description?: string; skills?: AgentProfileSkill[] };
 };
 
 /** The ids of the example agents in `apps/agents`. */
-export type ExampleAgentId = 'echo' | 'interview' | 'countdown';
+export type ExampleAgentId = 'echo' | 'interview' | 'countdown' | 'tck';
 
 /** The example agents' profiles: the platform seeds them into its registry and builds their cards. */
 export const AGENT_PROFILES: Readonly<Record<ExampleAgentId, AgentProfile>> = {
@@ -40,6 +44,20 @@ export const AGENT_PROFILES: Readonly<Record<ExampleAgentId, AgentProfile>> = {
         examples: ['hello', 'Say this back to me'],
       },
     ],
+    extendedAgentCard: true,
+    extendedCard: {
+      skills: [
+        {
+          id: 'echo-stream',
+          name: 'Streamed echo',
+          description:
+            'SendStreamingMessage follows the echo as it happens: the task, its WORKING status, the ' +
+            "artifact 'echo' and the COMPLETED status. Only callers with an API key see this skill.",
+          tags: ['example', 'echo', 'streaming'],
+          examples: ['hello, as a stream'],
+        },
+      ],
+    },
   },
   interview: {
     name: 'Interview',
@@ -76,6 +94,59 @@ export const AGENT_PROFILES: Readonly<Record<ExampleAgentId, AgentProfile>> = {
           'metadata {"stepMs": 10–10000} changes the step delay.',
         tags: ['example', 'streaming', 'long-running', 'cancel'],
         examples: ['10', 'count down from 3'],
+      },
+    ],
+  },
+  tck: {
+    name: 'TCK',
+    description:
+      'The system under test for the A2A TCK (a2aproject/a2a-tck): plays the scenario named by the prefix of ' +
+      "the message's messageId and echoes any other message.",
+    version: '1.0.0',
+    defaultInputModes: ['text/plain', 'application/json'],
+    defaultOutputModes: ['text/plain', 'application/json'],
+    skills: [
+      {
+        id: 'tck-tasks',
+        name: 'Task outcomes',
+        description:
+          "messageId prefix 'tck-complete-task' completes with the message 'Hello from TCK', " +
+          "'tck-input-required' stops in TASK_STATE_INPUT_REQUIRED (answer on the same task with another prefix), " +
+          "'tck-reject-task' ends in TASK_STATE_REJECTED and 'tck-message-response' adds the agent message " +
+          "'Direct message response', then completes.",
+        tags: ['tck', 'conformance', 'multi-turn', 'input-required'],
+        examples: ['messageId tck-complete-task-1', 'messageId tck-input-required-1'],
+      },
+      {
+        id: 'tck-artifacts',
+        name: 'Artifacts',
+        description:
+          "messageId prefixes 'tck-artifact-text', 'tck-artifact-file' (inline bytes), 'tck-artifact-file-url' " +
+          "and 'tck-artifact-data' complete the task with one artifact holding a text, file, file URL or data part.",
+        tags: ['tck', 'conformance', 'artifacts'],
+        examples: ['messageId tck-artifact-data-1'],
+      },
+      {
+        id: 'tck-streaming',
+        name: 'Streaming',
+        description:
+          "messageId prefixes 'tck-stream-001', 'tck-stream-003', 'tck-stream-ordering-001', " +
+          "'tck-stream-artifact-text' and 'tck-stream-artifact-file' report WORKING, one artifact, then COMPLETED; " +
+          "'tck-stream-002' only completes; 'tck-stream-artifact-chunked' streams one artifact in two chunks; " +
+          "'test-resubscribe-message-id' stays WORKING for 4 s (cancellable) before it completes.",
+        tags: ['tck', 'conformance', 'streaming', 'cancel'],
+        examples: [
+          'messageId tck-stream-artifact-chunked-1',
+          'messageId test-resubscribe-message-id-1',
+        ],
+      },
+      {
+        id: 'echo',
+        name: 'Echo',
+        description:
+          "Any other message: its text parts come back as the artifact 'echo' and the task completes.",
+        tags: ['tck', 'echo'],
+        examples: ['hello'],
       },
     ],
   },
