@@ -16,6 +16,7 @@ import { A2aGateway } from './gateway/a2a-gateway';
 import { JsonRpcController } from './jsonrpc/json-rpc.controller';
 import { A2aOperations } from './operations/a2a-operations';
 import { TaskServiceOperations } from './operations/task-service.operations';
+import { RestController } from './rest/rest.controller';
 import { TaskEventFeed } from './streaming/task-event-feed';
 import { INGRESS_CONFIG, INGRESS_PG_POOL } from './tokens';
 
@@ -39,7 +40,7 @@ export class IngressModule {
   static forRoot(config: IngressModuleConfig): DynamicModule {
     return {
       module: IngressModule,
-      controllers: [AgentCardController, JsonRpcController],
+      controllers: [AgentCardController, JsonRpcController, RestController],
       providers: [
         { provide: INGRESS_CONFIG, useValue: config },
         {
