@@ -72,11 +72,7 @@ const cardPath = (agent: string): string =>
 // helpers
 // ---------------------------------------------------------------------------------------------------------
 
-/**
- * The official client built from the agent card like `sdkClientFromCard`, but on the plain `fetch`: the
- * recording fetch of that helper reads each body to its end before handing it on, which would turn a live
- * stream into one delivered at its close.
- */
+/** The official client built from the agent card like `sdkClientFromCard`, on the plain `fetch` (nothing recorded). */
 async function streamingClient(baseUrl: string, agent: string): Promise<Client> {
   const factory = new ClientFactory(
     ClientFactoryOptions.createFrom(ClientFactoryOptions.default, {

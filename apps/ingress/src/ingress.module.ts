@@ -7,12 +7,16 @@ import {
 } from '@lib/config';
 import { createPool } from '@lib/event-store';
 import { Inject, Module, type DynamicModule, type OnApplicationShutdown } from '@nestjs/common';
+import { APP_FILTER } from '@nestjs/core';
 import type { Pool } from 'pg';
 import { ApiKeyAuthenticator } from './auth/api-key.authenticator';
 import { AgentCardController } from './cards/agent-card.controller';
+import { AgentCardKeys } from './cards/agent-card.keys';
 import { PublicOrigins } from './cards/agent-cards';
 import { AgentRegistry } from './cards/agent-registry';
+import { SignedAgentCards } from './cards/signed-agent-cards';
 import { A2aGateway } from './gateway/a2a-gateway';
+import { FrameworkErrorsFilter } from './http/framework-errors.filter';
 import { JsonRpcController } from './jsonrpc/json-rpc.controller';
 import { A2aOperations } from './operations/a2a-operations';
 import { TaskServiceOperations } from './operations/task-service.operations';
@@ -43,6 +47,7 @@ export class IngressModule {
       controllers: [AgentCardController, JsonRpcController, RestController],
       providers: [
         { provide: INGRESS_CONFIG, useValue: config },
+        { provide: APP_FILTER, useClass: FrameworkErrorsFilter },
         {
           provide: INGRESS_PG_POOL,
           useFactory: () => createPool(config.POSTGRES_URL, config.POSTGRES_POOL_SIZE),
@@ -52,6 +57,8 @@ export class IngressModule {
         ApiKeyAuthenticator,
         AgentRegistry,
         PublicOrigins,
+        AgentCardKeys,
+        SignedAgentCards,
         A2aGateway,
         TaskEventFeed,
       ],

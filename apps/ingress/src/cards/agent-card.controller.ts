@@ -2,16 +2,30 @@ import type { IngressConfig } from '@lib/config';
 import { Controller, Get, Inject, Param, Req, Res } from '@nestjs/common';
 import type { Request, Response } from 'express';
 import { INGRESS_CONFIG } from '../tokens';
-import { buildAgentCard } from './agent-card.builder';
-import { PublicOrigins } from './agent-cards';
+import { AgentCardKeys } from './agent-card.keys';
+import { JWKS_PATH } from './agent-card.signing';
 import { AgentRegistry } from './agent-registry';
+import { sendCacheable } from './http-caching';
+import { SignedAgentCards } from './signed-agent-cards';
 
-/** Public agent cards (spec digest §10.11): one per hosted agent, plus the default one at the root. */
+/** RFC 7517 §8.5. */
+const JWK_SET_CONTENT_TYPE = 'application/jwk-set+json';
+const JSON_CONTENT_TYPE = 'application/json; charset=utf-8';
+
+/**
+ * Public, signed agent cards (spec digest §10.11, §10.12): one per hosted agent, the default one at the root,
+ * and the JWK Set their signatures verify against. All are cacheable and revalidated by ETag or date.
+ *
+ * No `Vary: Host`, although without PUBLIC_BASE_URL the card's URLs come from the request's Host: Vary names
+ * request fields other than the target URI (RFC 9110 §12.5.5), and the Host is part of the target URI that
+ * keys every cache entry (RFC 9111 §2). Nothing else of the request (no X-Forwarded-*) shapes the card.
+ */
 @Controller()
 export class AgentCardController {
   constructor(
     private readonly agents: AgentRegistry,
-    private readonly origins: PublicOrigins,
+    private readonly cards: SignedAgentCards,
+    private readonly keys: AgentCardKeys,
     @Inject(INGRESS_CONFIG) private readonly config: IngressConfig,
   ) {}
 
@@ -31,6 +45,11 @@ export class AgentCardController {
     await this.serve(tenantId, agentId, req, res);
   }
 
+  @Get(JWKS_PATH.slice(1))
+  jwks(@Req() req: Request, @Res() res: Response): void {
+    sendCacheable(req, res, this.keys.jwks, this.caching(JWK_SET_CONTENT_TYPE));
+  }
+
   private async serve(
     tenantId: string,
     agentId: string,
@@ -42,8 +61,15 @@ export class AgentCardController {
       res.status(404).json({ error: { code: 404, status: 'NOT_FOUND', message: 'no such agent' } });
       return;
     }
-    const origin = this.origins.resolve({ protocol: req.protocol, host: req.get('host') });
-    res.setHeader('Cache-Control', 'public, max-age=60');
-    res.status(200).json(buildAgentCard(agent, origin));
+    const card = this.cards.publicCard(agent, { protocol: req.protocol, host: req.get('host') });
+    sendCacheable(req, res, card, this.caching(JSON_CONTENT_TYPE));
+  }
+
+  private caching(contentType: string): {
+    contentType: string;
+    maxAgeSeconds: number;
+    now: Date;
+  } {
+    return { contentType, maxAgeSeconds: this.config.AGENT_CARD_MAX_AGE_S, now: new Date() };
   }
 }

@@ -9,9 +9,15 @@ export interface RequestOrigin {
   host: string | undefined;
 }
 
+/** A Host header value that is a plain `host[:port]` (RFC 9110 §7.2): a name, IPv4 or bracketed IPv6. */
+const HOST =
+  /^(?:[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?)*|\[[0-9A-Fa-f:.]+\])(?::\d{1,5})?$/;
+
 /**
  * Where clients reach the platform, as written into agent cards: PUBLIC_BASE_URL (else the request's own
- * scheme and Host) and PUBLIC_GRPC_ADDRESS (else that host with A2A_GRPC_PORT).
+ * scheme and Host) and PUBLIC_GRPC_ADDRESS (else that host with A2A_GRPC_PORT). A base URL keeps its path, so
+ * a proxy that serves the platform under a prefix gets URLs with that prefix. A missing or malformed Host falls
+ * back to the ingress's own listen address.
  */
 @Injectable()
 export class PublicOrigins {
@@ -19,12 +25,13 @@ export class PublicOrigins {
 
   resolve(request?: RequestOrigin): PublicOrigin {
     const fallbackHost = `${this.config.INGRESS_HOST}:${this.config.INGRESS_PORT}`;
-    const baseUrl =
-      this.config.PUBLIC_BASE_URL ??
-      `${request?.protocol ?? 'http'}://${request?.host ?? fallbackHost}`;
+    const host =
+      request?.host !== undefined && HOST.test(request.host) ? request.host : fallbackHost;
+    const protocol = request?.protocol === 'https' ? 'https' : 'http';
+    const baseUrl = (this.config.PUBLIC_BASE_URL ?? `${protocol}://${host}`).replace(/\/+$/, '');
     const grpcAddress =
       this.config.PUBLIC_GRPC_ADDRESS ??
       `${new URL(baseUrl).hostname}:${this.config.A2A_GRPC_PORT}`;
-    return { baseUrl: baseUrl.replace(/\/+$/, ''), grpcAddress };
+    return { baseUrl, grpcAddress };
   }
 }

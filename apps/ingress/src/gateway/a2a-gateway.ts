@@ -15,9 +15,10 @@ import type { IngressConfig } from '@lib/config';
 import { Inject, Injectable } from '@nestjs/common';
 import { randomUUID } from 'node:crypto';
 import { ApiKeyAuthenticator } from '../auth/api-key.authenticator';
-import { buildExtendedAgentCard, declaredExtensions } from '../cards/agent-card.builder';
-import { PublicOrigins, type RequestOrigin } from '../cards/agent-cards';
+import { declaredExtensions } from '../cards/agent-card.builder';
+import type { RequestOrigin } from '../cards/agent-cards';
 import { AgentRegistry, type HostedAgent } from '../cards/agent-registry';
+import { SignedAgentCards } from '../cards/signed-agent-cards';
 import { A2aOperations } from '../operations/a2a-operations';
 import type { CallContext } from '../operations/call-context';
 import {
@@ -88,7 +89,7 @@ export class A2aGateway {
     private readonly operations: A2aOperations,
     private readonly auth: ApiKeyAuthenticator,
     private readonly agents: AgentRegistry,
-    private readonly origins: PublicOrigins,
+    private readonly cards: SignedAgentCards,
     private readonly feed: TaskEventFeed,
     @Inject(INGRESS_CONFIG) private readonly config: IngressConfig,
   ) {}
@@ -98,7 +99,7 @@ export class A2aGateway {
    * is revealed; a key of another tenant fails like a wrong key.
    */
   async open(request: InboundRequest): Promise<A2aSession> {
-    const route = request.route ?? routeByTenant(request.tenants);
+    const route = request.route ?? routeByTenant(request.tenants, this.defaultRoute());
     const principal = await this.auth.authenticate(route.tenantId, request.apiKey);
     if (request.route) {
       checkTenants(request.route, request.tenants);
@@ -139,6 +140,11 @@ export class A2aGateway {
       activatedExtensions,
       origin: request.origin,
     };
+  }
+
+  /** DEFAULT_AGENT: the agent of `/.well-known/agent-card.json`, reached by tenant-less requests too. */
+  private defaultRoute(): AgentRoute | null {
+    return parseRoutingTenant(this.config.DEFAULT_AGENT);
   }
 
   /** A unary operation; the result is the ProtoJSON of the RPC's response message. */
@@ -220,13 +226,16 @@ export class A2aGateway {
     return { first, subscription: this.feed.subscribe(ctx.tenantId, ref, after) };
   }
 
-  /** GetExtendedAgentCard (spec digest §10.11): only for authenticated callers, only when declared. */
+  /**
+   * GetExtendedAgentCard (spec digest §10.11): only for authenticated callers, only when declared; signed
+   * like the public card (§10.12).
+   */
   private extendedCard(session: A2aSession, params: unknown): AgentCard {
     decodeGetExtendedAgentCardRequest(params);
     if (session.agent.profile.extendedAgentCard !== true) {
       throw new A2aError('UNSUPPORTED_OPERATION', 'this agent offers no extended agent card');
     }
-    const card = buildExtendedAgentCard(session.agent, this.origins.resolve(session.origin));
+    const card = this.cards.extendedCard(session.agent, session.origin)?.card;
     if (!card) {
       throw new A2aError(
         'EXTENDED_AGENT_CARD_NOT_CONFIGURED',
@@ -253,9 +262,15 @@ function checkTenants(route: AgentRoute, tenants: readonly string[]): void {
   }
 }
 
-/** On entry points without a per-agent URL, the request's `tenant` names the agent. */
-function routeByTenant(tenants: readonly string[]): AgentRoute {
+/**
+ * On entry points without a per-agent URL, the request's `tenant` names the agent; a request without one is
+ * for the default agent, whose card is the one at the root (`/.well-known/agent-card.json`).
+ */
+function routeByTenant(tenants: readonly string[], defaultRoute: AgentRoute | null): AgentRoute {
   const distinct = [...new Set(tenants)];
+  if (distinct.length === 0 && defaultRoute) {
+    return defaultRoute;
+  }
   const named = distinct.length === 1 ? parseRoutingTenant(distinct[0] ?? '') : null;
   if (!named) {
     throw new A2aError(
