@@ -35,6 +35,9 @@ const TARGETS = [
   'lf/a2a/v1/a2a.proto',
   'platform/worker/v1/worker.proto',
   'platform/task/v1/task_service.proto',
+  // google.rpc.Status with its ErrorInfo and BadRequest details: the gRPC binding's error trailer (digest §9.3).
+  'google/rpc/status.proto',
+  'google/rpc/error_details.proto',
 ];
 
 /** google/api files imported directly by our protos (only for options; never needed at runtime). */
@@ -91,12 +94,15 @@ function listProtos(dir, prefix = '') {
 }
 
 /**
- * Copies proto/ and the transitive closure of the google/* imports that are not protobuf well-known types
- * (buf ships google/protobuf/*.proto itself) into moduleDir.
+ * Copies proto/, the google/* TARGETS and the transitive closure of the google/* imports that are not protobuf
+ * well-known types (buf ships google/protobuf/*.proto itself) into moduleDir.
  */
 function stageModule(moduleDir) {
   fs.cpSync(protoRoot, moduleDir, { recursive: true });
-  const pending = listProtos(moduleDir).flatMap((rel) => importsOf(path.join(moduleDir, rel)));
+  const pending = [
+    ...listProtos(moduleDir).flatMap((rel) => importsOf(path.join(moduleDir, rel))),
+    ...TARGETS.filter((target) => target.startsWith('google/')),
+  ];
   const copied = new Set();
   while (pending.length > 0) {
     const imp = pending.pop();

@@ -469,11 +469,11 @@ describe('request bodies (§8.1, §8.2)', () => {
     },
   );
 
-  it('another Content-Type, or none, on a body is INVALID_REQUEST (400)', async () => {
+  it('another Content-Type, or none, on a body is UNSUPPORTED_MEDIA_TYPE (415)', async () => {
     for (const contentType of ['text/plain', 'application/x-www-form-urlencoded', null]) {
       expectRestError(
         await rest('POST', sendUrl(), { body: { message: rawUserMessage('x') }, contentType }),
-        badRequest('INVALID_REQUEST'),
+        { ...badRequest('UNSUPPORTED_MEDIA_TYPE'), http: 415 },
       );
     }
   });

@@ -16,6 +16,7 @@ import { PublicOrigins } from './cards/agent-cards';
 import { AgentRegistry } from './cards/agent-registry';
 import { SignedAgentCards } from './cards/signed-agent-cards';
 import { A2aGateway } from './gateway/a2a-gateway';
+import { A2aGrpcServer } from './grpc/a2a-grpc.server';
 import { FrameworkErrorsFilter } from './http/framework-errors.filter';
 import { JsonRpcController } from './jsonrpc/json-rpc.controller';
 import { A2aOperations } from './operations/a2a-operations';
@@ -61,6 +62,7 @@ export class IngressModule {
         SignedAgentCards,
         A2aGateway,
         TaskEventFeed,
+        A2aGrpcServer,
       ],
     };
   }

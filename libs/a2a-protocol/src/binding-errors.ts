@@ -66,6 +66,7 @@ export const JSON_RPC_ERRORS: Readonly<Record<ErrorReason, JsonRpcErrorMapping>>
   UNAUTHENTICATED: { code: -32000, httpStatus: 401 },
   PERMISSION_DENIED: { code: -32000, httpStatus: 403 },
   PAYLOAD_TOO_LARGE: { code: -32602, httpStatus: 413 },
+  UNSUPPORTED_MEDIA_TYPE: { code: -32600, httpStatus: 415 },
   UNAVAILABLE: { code: -32603, httpStatus: 200 },
   INTERNAL: { code: -32603, httpStatus: 200 },
 };
@@ -98,6 +99,7 @@ export const REST_ERRORS: Readonly<Record<ErrorReason, RestErrorMapping>> = {
   UNAUTHENTICATED: { httpStatus: 401, status: 'UNAUTHENTICATED' },
   PERMISSION_DENIED: { httpStatus: 403, status: 'PERMISSION_DENIED' },
   PAYLOAD_TOO_LARGE: { httpStatus: 413, status: 'RESOURCE_EXHAUSTED' },
+  UNSUPPORTED_MEDIA_TYPE: { httpStatus: 415, status: 'INVALID_ARGUMENT' },
   UNAVAILABLE: { httpStatus: 503, status: 'UNAVAILABLE' },
   INTERNAL: { httpStatus: 500, status: 'INTERNAL' },
 };
@@ -120,6 +122,7 @@ export const GRPC_ERRORS: Readonly<Record<ErrorReason, GrpcStatusName>> = {
   UNAUTHENTICATED: 'UNAUTHENTICATED',
   PERMISSION_DENIED: 'PERMISSION_DENIED',
   PAYLOAD_TOO_LARGE: 'RESOURCE_EXHAUSTED',
+  UNSUPPORTED_MEDIA_TYPE: 'INVALID_ARGUMENT',
   UNAVAILABLE: 'UNAVAILABLE',
   INTERNAL: 'INTERNAL',
 };

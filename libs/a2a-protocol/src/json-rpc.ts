@@ -4,6 +4,7 @@
  */
 import { toJsonRpcError, type JsonRpcErrorObject } from './binding-errors';
 import { A2aError, type ErrorReason, type FieldViolation } from './errors';
+import { jsonNestingExceeds, MAX_REQUEST_JSON_NESTING } from './proto-json';
 
 export type JsonRpcId = string | number | null;
 
@@ -58,12 +59,20 @@ export function jsonRpcRequestIdOf(error: unknown): JsonRpcId {
 }
 
 /**
- * Parses one JSON-RPC request. Throws {@link JsonRpcEnvelopeError}: PARSE_ERROR for invalid JSON;
+ * Parses one JSON-RPC request. Throws {@link JsonRpcEnvelopeError}: INVALID_PARAMS (id `null`) for text nested
+ * deeper than any request can be ({@link MAX_REQUEST_JSON_NESTING}), before it costs a parse; PARSE_ERROR
+ * for invalid JSON;
  * INVALID_REQUEST for a batch (A2A defines none), a non-object body, a bad `id`, `jsonrpc` other than "2.0",
  * a missing or non-string `method`; INVALID_PARAMS for array or scalar `params` (A2A params are
  * always the ProtoJSON object of the request message, §7.1). A missing `id` is answered with `null`.
  */
 export function parseJsonRpcRequest(body: string): JsonRpcRequest {
+  if (jsonNestingExceeds(body, MAX_REQUEST_JSON_NESTING)) {
+    throw new JsonRpcEnvelopeError(null, 'INVALID_PARAMS', 'invalid parameters', {
+      field: 'params',
+      description: `nests deeper than ${MAX_REQUEST_JSON_NESTING} levels`,
+    });
+  }
   let parsed: unknown;
   try {
     parsed = JSON.parse(body);

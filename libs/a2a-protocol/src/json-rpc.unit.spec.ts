@@ -210,3 +210,29 @@ describe('responses (§7.3, §7.4)', () => {
     expect(jsonRpcRequestIdOf(new Error('x'))).toBeNull();
   });
 });
+
+describe('request nesting limit (docs/hardening.md)', () => {
+  const envelope = (params: string): string =>
+    `{"jsonrpc":"2.0","id":1,"method":"SendMessage","params":${params}}`;
+
+  it('refuses text nested deeper than any request before parsing it, with id null', () => {
+    const deep = `{"metadata":${'['.repeat(100_000)}${']'.repeat(100_000)}}`;
+    expect(failure(envelope(deep))).toEqual({
+      reason: 'INVALID_PARAMS',
+      id: null,
+      fields: ['params'],
+    });
+  });
+
+  it('refuses deep text even when it is not valid JSON (the depth is checked first)', () => {
+    expect(failure(envelope('['.repeat(65))).reason).toBe('INVALID_PARAMS');
+  });
+
+  it('leaves a request of allowed depth to the decoder, brackets in strings not counted', () => {
+    const inString = JSON.stringify('['.repeat(1000));
+    const parsed = parseJsonRpcRequest(
+      envelope(`{"a":${inString},"b":${'['.repeat(60)}${']'.repeat(60)}}`),
+    );
+    expect(parsed.params).toMatchObject({ a: '['.repeat(1000) });
+  });
+});

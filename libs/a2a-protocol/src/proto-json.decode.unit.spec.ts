@@ -380,7 +380,7 @@ describe('int32 and historyLength (§3, §10.5)', () => {
     });
   });
 
-  it.each([[1.5], ['5.0'], ['1e3'], [2 ** 31], [-(2 ** 31) - 1], [true], ['']])(
+  it.each([[1.5], ['5.5'], ['1e-3'], [2 ** 31], [-(2 ** 31) - 1], [true], [''], [' 5']])(
     'rejects %j as an int32',
     (value) => {
       expect(fieldsOf(() => decodeGetTaskRequest({ id: 't', historyLength: value }))).toEqual([
@@ -617,6 +617,7 @@ describe('server limits', () => {
       maxJsonDepth: 32,
       maxMetadataBytes: 65_536,
       maxTextPartLength: 1_048_576,
+      maxIdLength: 512,
       maxViolations: 100,
     });
   });

@@ -57,6 +57,12 @@ export interface ProtoJsonLimits {
   maxMetadataBytes: number;
   /** Longest `Part.text`, in UTF-16 code units (JavaScript string length). */
   maxTextPartLength: number;
+  /**
+   * Longest client-chosen identifier (`messageId`, `contextId`, task and config ids), in UTF-16 code units.
+   * Identifiers are index keys in Postgres, whose B-tree entries cannot exceed about 2.7 kB; 512 code units
+   * are at most 1.5 kB of UTF-8.
+   */
+  maxIdLength: number;
   /** Most violations listed in one error; the remainder is summarised so the error stays small. */
   maxViolations: number;
 }
@@ -66,11 +72,60 @@ export const DEFAULT_PROTO_JSON_LIMITS: Readonly<ProtoJsonLimits> = {
   maxJsonDepth: 32,
   maxMetadataBytes: 64 * 1024,
   maxTextPartLength: 1024 * 1024,
+  maxIdLength: 512,
   maxViolations: 100,
 };
 
+/**
+ * Deepest nesting of arrays and objects any request document may have before it is parsed. No valid request
+ * comes close: five levels of messages (envelope, params, message, parts, part) plus a Value of
+ * `maxJsonDepth` levels. Refusing deeper text up front keeps a hostile body from costing a deep parse and
+ * from overflowing the stack of the recursive `JSON.stringify` further down.
+ */
+export const MAX_REQUEST_JSON_NESTING = 64;
+
+/**
+ * Whether JSON text nests arrays and objects deeper than `maxDepth`, found in one pass without parsing
+ * (brackets inside strings do not count). Malformed text is left to the parser to report.
+ */
+export function jsonNestingExceeds(text: string, maxDepth: number): boolean {
+  let depth = 0;
+  let inString = false;
+  for (let i = 0; i < text.length; i += 1) {
+    const c = text.charCodeAt(i);
+    if (inString) {
+      if (c === BACKSLASH) {
+        i += 1; // the escaped character cannot end the string
+      } else if (c === QUOTE) {
+        inString = false;
+      }
+    } else if (c === QUOTE) {
+      inString = true;
+    } else if (c === OPEN_BRACKET || c === OPEN_BRACE) {
+      depth += 1;
+      if (depth > maxDepth) {
+        return true;
+      }
+    } else if (c === CLOSE_BRACKET || c === CLOSE_BRACE) {
+      depth -= 1;
+    }
+  }
+  return false;
+}
+
+const QUOTE = '"'.charCodeAt(0);
+const BACKSLASH = '\\'.charCodeAt(0);
+const OPEN_BRACKET = '['.charCodeAt(0);
+const CLOSE_BRACKET = ']'.charCodeAt(0);
+const OPEN_BRACE = '{'.charCodeAt(0);
+const CLOSE_BRACE = '}'.charCodeAt(0);
+
 /** The limits a single field can be guarded by; each name has exactly one meaning (see {@link ProtoJsonLimits}). */
-export type FieldLimit = 'maxPartsPerMessage' | 'maxMetadataBytes' | 'maxTextPartLength';
+export type FieldLimit =
+  | 'maxPartsPerMessage'
+  | 'maxMetadataBytes'
+  | 'maxTextPartLength'
+  | 'maxIdLength';
 
 /** What a field holds. `struct` is `google.protobuf.Struct`, `value` is `google.protobuf.Value`. */
 export type FieldKind =
@@ -174,6 +229,9 @@ function field(
 
 const metadataField = field('metadata', STRUCT, { limit: 'maxMetadataBytes' });
 const tenantField = field('tenant', STRING);
+/** A client-chosen identifier (see {@link ProtoJsonLimits.maxIdLength}). */
+const idField = (proto: string, options: Omit<FieldDescriptor, 'proto' | 'json' | 'kind'> = {}) =>
+  field(proto, STRING, { limit: 'maxIdLength', ...options });
 
 const PART: MessageDescriptor = {
   name: 'Part',
@@ -192,9 +250,9 @@ const PART: MessageDescriptor = {
 const MESSAGE: MessageDescriptor = {
   name: 'Message',
   fields: [
-    field('message_id', STRING, { required: true }),
-    field('context_id', STRING),
-    field('task_id', STRING),
+    idField('message_id', { required: true }),
+    idField('context_id'),
+    idField('task_id'),
     field('role', ROLE, { required: true }),
     field('parts', message(PART), {
       cardinality: 'repeated',
@@ -203,7 +261,7 @@ const MESSAGE: MessageDescriptor = {
     }),
     metadataField,
     field('extensions', STRING, { cardinality: 'repeated' }),
-    field('reference_task_ids', STRING, { cardinality: 'repeated' }),
+    idField('reference_task_ids', { cardinality: 'repeated' }),
   ],
 };
 
@@ -219,7 +277,7 @@ const TASK_STATUS: MessageDescriptor = {
 const ARTIFACT: MessageDescriptor = {
   name: 'Artifact',
   fields: [
-    field('artifact_id', STRING, { required: true }),
+    idField('artifact_id', { required: true }),
     field('name', STRING),
     field('description', STRING),
     field('parts', message(PART), {
@@ -241,8 +299,8 @@ const TASK_PUSH_NOTIFICATION_CONFIG: MessageDescriptor = {
   name: 'TaskPushNotificationConfig',
   fields: [
     tenantField,
-    field('id', STRING),
-    field('task_id', STRING),
+    idField('id'),
+    idField('task_id'),
     field('url', STRING, { required: true }),
     field('token', STRING),
     field('authentication', message(AUTHENTICATION_INFO)),
@@ -282,7 +340,7 @@ const SEND_MESSAGE_REQUEST: MessageDescriptor = {
 
 const GET_TASK_REQUEST: MessageDescriptor = {
   name: 'GetTaskRequest',
-  fields: [tenantField, field('id', STRING, { required: true }), historyLengthField],
+  fields: [tenantField, idField('id', { required: true }), historyLengthField],
 };
 
 /** An invalid page token is invalid params (digest §10.7), so it is checked with the rest of the request. */
@@ -297,7 +355,7 @@ const LIST_TASKS_REQUEST: MessageDescriptor = {
   name: 'ListTasksRequest',
   fields: [
     tenantField,
-    field('context_id', STRING),
+    idField('context_id'),
     field('status', TASK_STATE),
     field('page_size', INT32, { presence: true, min: 1, max: 100 }),
     field('page_token', STRING),
@@ -310,12 +368,12 @@ const LIST_TASKS_REQUEST: MessageDescriptor = {
 
 const CANCEL_TASK_REQUEST: MessageDescriptor = {
   name: 'CancelTaskRequest',
-  fields: [tenantField, field('id', STRING, { required: true }), metadataField],
+  fields: [tenantField, idField('id', { required: true }), metadataField],
 };
 
 const SUBSCRIBE_TO_TASK_REQUEST: MessageDescriptor = {
   name: 'SubscribeToTaskRequest',
-  fields: [tenantField, field('id', STRING, { required: true })],
+  fields: [tenantField, idField('id', { required: true })],
 };
 
 const GET_EXTENDED_AGENT_CARD_REQUEST: MessageDescriptor = {
@@ -325,17 +383,13 @@ const GET_EXTENDED_AGENT_CARD_REQUEST: MessageDescriptor = {
 
 const GET_TASK_PUSH_NOTIFICATION_CONFIG_REQUEST: MessageDescriptor = {
   name: 'GetTaskPushNotificationConfigRequest',
-  fields: [
-    tenantField,
-    field('task_id', STRING, { required: true }),
-    field('id', STRING, { required: true }),
-  ],
+  fields: [tenantField, idField('task_id', { required: true }), idField('id', { required: true })],
 };
 
 const LIST_TASK_PUSH_NOTIFICATION_CONFIGS_REQUEST: MessageDescriptor = {
   name: 'ListTaskPushNotificationConfigsRequest',
   fields: [
-    field('task_id', STRING, { required: true }),
+    idField('task_id', { required: true }),
     // The spec sets no bounds; a negative size is still meaningless, 0 means "server default".
     field('page_size', INT32, { min: 0 }),
     field('page_token', STRING),
@@ -345,11 +399,7 @@ const LIST_TASK_PUSH_NOTIFICATION_CONFIGS_REQUEST: MessageDescriptor = {
 
 const DELETE_TASK_PUSH_NOTIFICATION_CONFIG_REQUEST: MessageDescriptor = {
   name: 'DeleteTaskPushNotificationConfigRequest',
-  fields: [
-    tenantField,
-    field('task_id', STRING, { required: true }),
-    field('id', STRING, { required: true }),
-  ],
+  fields: [tenantField, idField('task_id', { required: true }), idField('id', { required: true })],
 };
 
 /** Every descriptor, keyed by proto message name. */
@@ -773,10 +823,11 @@ function decodeRepeated(
       return;
     }
     const value = decodeSingular(fd.kind, item, itemPath, ctx);
-    if (value === undefined) {
+    const checked = value === undefined ? undefined : checkSingular(fd, value, itemPath, ctx);
+    if (checked === undefined) {
       ok = false;
     } else {
-      items.push(value);
+      items.push(checked.value);
     }
   });
   return ok ? { value: items } : undefined;
@@ -823,12 +874,13 @@ function checkSingular(
     ctx.violations.add(path, `${boundsDescription(fd)}, got ${value}`);
     return undefined;
   }
-  if (fd.limit === 'maxTextPartLength' && typeof value === 'string') {
-    if (value.length > ctx.limits.maxTextPartLength) {
-      ctx.violations.add(
-        path,
-        `is ${value.length} characters long; at most ${ctx.limits.maxTextPartLength} allowed`,
-      );
+  if (
+    (fd.limit === 'maxTextPartLength' || fd.limit === 'maxIdLength') &&
+    typeof value === 'string'
+  ) {
+    const max = ctx.limits[fd.limit];
+    if (value.length > max) {
+      ctx.violations.add(path, `is ${value.length} characters long; at most ${max} allowed`);
       return undefined;
     }
   }
@@ -852,11 +904,13 @@ function decodeSingular(kind: FieldKind, raw: unknown, path: string, ctx: Decode
     return undefined;
   };
   switch (kind.type) {
-    case 'string':
+    case 'string': {
       if (typeof raw !== 'string') {
         return reject(`must be a string, got ${describeType(raw)}`);
       }
-      return raw.includes(NUL) ? reject(NUL_PROBLEM) : raw;
+      const problem = stringProblem(raw);
+      return problem === undefined ? raw : reject(problem);
+    }
     case 'bool':
       return typeof raw === 'boolean'
         ? raw
@@ -904,16 +958,47 @@ function boundsDescription(fd: FieldDescriptor): string {
   return fd.min !== undefined ? `must be at least ${fd.min}` : `must be at most ${fd.max ?? ''}`;
 }
 
+/** A JSON number's text (RFC 8259 §6): no plus sign, no leading zeros, no surrounding whitespace. */
+const JSON_NUMBER = /^(-?)(0|[1-9]\d*)(?:\.(\d+))?(?:[eE]([+-]?\d+))?$/;
+
+/**
+ * An int32 per ProtoJSON (digest §3): a JSON number or a string holding a JSON number, either way with an
+ * integral value in range (`1e2`, `"100.0"` and `-0` are 100, 100 and 0; `1.5`, `"NaN"`, `" 1"` are not).
+ */
 function toInt32(raw: unknown): number | undefined {
   let value: number | undefined;
   if (typeof raw === 'number') {
     value = raw;
-  } else if (typeof raw === 'string' && /^-?\d+$/.test(raw)) {
-    value = Number(raw);
+  } else if (typeof raw === 'string') {
+    value = integerText(raw);
   }
   return value !== undefined && Number.isInteger(value) && value >= INT32_MIN && value <= INT32_MAX
-    ? value
+    ? value + 0 // -0 becomes 0
     : undefined;
+}
+
+/**
+ * The exact integer a JSON number text denotes, or `undefined` when it has a fractional part or more than
+ * ten significant digits (beyond int32 either way). Exact, unlike `Number("1.0000000000000000001")`.
+ */
+function integerText(text: string): number | undefined {
+  const match = JSON_NUMBER.exec(text);
+  if (match === null) {
+    return undefined;
+  }
+  const [, sign = '', whole = '', fraction = '', exponent = '0'] = match;
+  let digits = `${whole}${fraction}`.replace(/^0+/, '');
+  let scale = Number(exponent) - fraction.length;
+  if (digits === '') {
+    return 0;
+  }
+  const trailingZeros = /0*$/.exec(digits)?.[0].length ?? 0;
+  digits = digits.slice(0, digits.length - trailingZeros);
+  scale += trailingZeros;
+  if (scale < 0 || digits.length + scale > 10) {
+    return undefined;
+  }
+  return Number(`${sign}${digits}${'0'.repeat(scale)}`);
 }
 
 /** Enum values arrive as their full proto name or their number (digest §3, §5). */
@@ -941,11 +1026,22 @@ function enumDescription(name: string, values: readonly string[], raw: unknown):
 const NUL = '\u0000';
 /** Task documents are stored as Postgres jsonb, which cannot hold U+0000: refuse it up front. */
 const NUL_PROBLEM = 'contains the character U+0000, which is not accepted';
+/** An unpaired surrogate is not Unicode: Postgres refuses it in jsonb, and UTF-8 cannot carry it. */
+const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
+const SURROGATE_PROBLEM = 'contains an unpaired UTF-16 surrogate, which is not valid Unicode';
+
+/** Why a string cannot be stored as sent, or `undefined` when it can. */
+function stringProblem(text: string): string | undefined {
+  if (text.includes(NUL)) {
+    return NUL_PROBLEM;
+  }
+  return LONE_SURROGATE.test(text) ? SURROGATE_PROBLEM : undefined;
+}
 
 /** Why `value` is not acceptable JSON for a Struct or Value, or `undefined` when it is. */
 function jsonProblem(value: unknown, depth: number, maxDepth: number): string | undefined {
   if (typeof value === 'string') {
-    return value.includes(NUL) ? NUL_PROBLEM : undefined;
+    return stringProblem(value);
   }
   if (value === null || typeof value === 'boolean') {
     return undefined;
@@ -960,8 +1056,13 @@ function jsonProblem(value: unknown, depth: number, maxDepth: number): string | 
   if (depth >= maxDepth) {
     return `nests deeper than ${maxDepth} levels`;
   }
-  if (!isArray && Object.keys(value).some((key) => key.includes(NUL))) {
-    return NUL_PROBLEM;
+  if (!isArray) {
+    const keyProblem = Object.keys(value)
+      .map(stringProblem)
+      .find((problem) => problem !== undefined);
+    if (keyProblem !== undefined) {
+      return keyProblem;
+    }
   }
   const children: unknown[] = isArray ? value : Object.values(value);
   for (const child of children) {

@@ -60,6 +60,21 @@ export const ingressSchema = z.object({
    * version header (some test kits) can be served as 1.0 by setting this to true.
    */
   A2A_ASSUME_V1_WHEN_MISSING: bool.default('false'),
+  /**
+   * Comma-separated `<tenant>/<agent>` served without an API key (public agents, e.g. one a conformance kit
+   * that sends no credentials is pointed at). Callers without a key share the principal `anonymous`; callers
+   * with one are authenticated as usual. Their cards list no security requirement.
+   */
+  ANONYMOUS_AGENTS: z
+    .string()
+    .default('')
+    .transform((list) =>
+      list
+        .split(',')
+        .map((entry) => entry.trim())
+        .filter((entry) => entry.length > 0),
+    )
+    .pipe(z.array(z.string().regex(/^[^/\s]+\/[^/\s]+$/, 'must be <tenant>/<agent>'))),
   MAX_BODY_BYTES: z.coerce
     .number()
     .int()

@@ -125,9 +125,7 @@ export interface PlatformEnv {
 }
 
 /** The whole platform in one process (`npm start`), on free ports. Ready when its workers are connected. */
-export async function startStandalone(
-  env: PlatformEnv,
-): Promise<{
+export async function startStandalone(env: PlatformEnv): Promise<{
   process: PlatformProcess;
   baseUrl: string;
   workerTarget: string;
@@ -151,7 +149,7 @@ export async function startStandalone(
   }).start();
   try {
     await proc.waitForOutput(/A2A platform ready/);
-    for (const agent of ['echo', 'interview', 'countdown']) {
+    for (const agent of ['echo', 'interview', 'countdown', 'tck']) {
       await proc.waitForOutput(new RegExp(`serves ${agent}\\b`));
     }
   } catch (error) {

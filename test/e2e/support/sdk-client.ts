@@ -11,10 +11,12 @@ import {
   ClientFactoryOptions,
   DefaultAgentCardResolver,
   JsonRpcTransportFactory,
+  RestTransportFactory,
   type BeforeArgs,
   type CallInterceptor,
   type Client,
 } from '@a2a-js/sdk/client';
+import { GrpcTransportFactory } from '@a2a-js/sdk/client/grpc';
 
 /** One HTTP exchange the SDK made, as seen on the wire (for assertions the SDK's types cannot express). */
 export interface Exchange {
@@ -72,16 +74,22 @@ function headerRecord(headers: RequestInit['headers']): Record<string, string> {
   return record;
 }
 
-/** A `fetch` that records every exchange (request headers and body, response status and JSON body). */
+/**
+ * A `fetch` that records every exchange (request headers and body, response status and JSON body). An event
+ * stream is handed on untouched, with no response body recorded: reading it first would hold every event
+ * back until the server closes the stream.
+ */
 export function recordingFetch(exchanges: Exchange[]): typeof fetch {
   return async (input, init) => {
     const response = await fetch(input, init);
-    const text = await response.clone().text();
-    let responseBody: unknown = text;
-    try {
-      responseBody = JSON.parse(text);
-    } catch {
-      // not JSON: keep the text
+    let responseBody: unknown;
+    if (!response.headers.get('content-type')?.startsWith('text/event-stream')) {
+      const text = await response.clone().text();
+      try {
+        responseBody = JSON.parse(text);
+      } catch {
+        responseBody = text;
+      }
     }
     const url = input instanceof Request ? input.url : String(input);
     exchanges.push({
@@ -105,20 +113,17 @@ export interface SdkAgent {
   lastResponse(): { jsonrpc: string; id: unknown; result?: unknown; error?: unknown };
 }
 
-/**
- * The official A2A client, created the way an outside caller would: from the agent card URL, with only the
- * JSON-RPC transport (the one binding the platform declares) and the API key added by an interceptor.
- */
-export async function sdkClientFromCard(
+async function agentFrom(
+  options: Partial<ClientFactoryOptions>,
+  exchanges: Exchange[],
+  fetchImpl: typeof fetch,
   baseUrl: string,
   cardPath: string,
   apiKey: string,
 ): Promise<SdkAgent> {
-  const exchanges: Exchange[] = [];
-  const fetchImpl = recordingFetch(exchanges);
   const factory = new ClientFactory(
     ClientFactoryOptions.createFrom(ClientFactoryOptions.default, {
-      transports: [new JsonRpcTransportFactory({ fetchImpl })],
+      ...options,
       cardResolver: new DefaultAgentCardResolver({ fetchImpl }),
       clientConfig: { interceptors: [new ApiKeyInterceptor(apiKey)] },
     }),
@@ -137,6 +142,62 @@ export async function sdkClientFromCard(
       return last.responseBody as { jsonrpc: string; id: unknown; result?: unknown };
     },
   };
+}
+
+/**
+ * The official A2A client, created the way an outside caller would: from the agent card URL, with only the
+ * JSON-RPC transport and the API key added by an interceptor.
+ */
+export async function sdkClientFromCard(
+  baseUrl: string,
+  cardPath: string,
+  apiKey: string,
+): Promise<SdkAgent> {
+  const exchanges: Exchange[] = [];
+  const fetchImpl = recordingFetch(exchanges);
+  return agentFrom(
+    { transports: [new JsonRpcTransportFactory({ fetchImpl })] },
+    exchanges,
+    fetchImpl,
+    baseUrl,
+    cardPath,
+    apiKey,
+  );
+}
+
+/** The protocol bindings the SDK ships a transport for, by their card name (spec digest §4.5). */
+export const SDK_TRANSPORTS = ['JSONRPC', 'HTTP+JSON', 'GRPC'] as const;
+export type SdkTransport = (typeof SDK_TRANSPORTS)[number];
+
+/**
+ * The official A2A client as a user who prefers one binding builds it: from the agent card URL, with every
+ * transport the SDK ships (JSON-RPC, HTTP+JSON, gRPC), `preferredTransports` naming the one to use, and the
+ * API key added by an interceptor. Both HTTP transports and the card resolver share a recording `fetch`, so
+ * `exchanges` shows which HTTP calls the client made (a gRPC client makes none after the card).
+ */
+export async function sdkClientOver(
+  transport: SdkTransport,
+  baseUrl: string,
+  cardPath: string,
+  apiKey: string,
+): Promise<SdkAgent> {
+  const exchanges: Exchange[] = [];
+  const fetchImpl = recordingFetch(exchanges);
+  return agentFrom(
+    {
+      transports: [
+        new JsonRpcTransportFactory({ fetchImpl }),
+        new RestTransportFactory({ fetchImpl }),
+        new GrpcTransportFactory(),
+      ],
+      preferredTransports: [transport],
+    },
+    exchanges,
+    fetchImpl,
+    baseUrl,
+    cardPath,
+    apiKey,
+  );
 }
 
 /** A SendMessageRequest in the SDK's model, built from its ProtoJSON form. */

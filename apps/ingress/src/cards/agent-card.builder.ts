@@ -75,7 +75,8 @@ export function buildAgentCard(agent: HostedAgent, origin: PublicOrigin): AgentC
         },
       },
     },
-    securityRequirements: [{ schemes: { apiKey: {} } }],
+    // A public agent requires nothing; a key is still accepted and identifies the caller.
+    ...(agent.anonymousAccess ? {} : { securityRequirements: [{ schemes: { apiKey: {} } }] }),
     defaultInputModes: profile.defaultInputModes ?? ['text/plain'],
     defaultOutputModes: profile.defaultOutputModes ?? ['text/plain'],
     skills: profile.skills ?? [],

@@ -1,7 +1,9 @@
 import type { AgentExtension, AgentSkill } from '@lib/a2a-protocol';
+import type { IngressConfig } from '@lib/config';
 import { Inject, Injectable } from '@nestjs/common';
 import type { Pool } from 'pg';
-import { INGRESS_PG_POOL } from '../tokens';
+import { routingTenant } from '../gateway/agent-route';
+import { INGRESS_CONFIG, INGRESS_PG_POOL } from '../tokens';
 
 /** The hosted agent's own card fields, as registered with the platform. */
 export interface AgentProfile {
@@ -25,6 +27,8 @@ export interface HostedAgent {
   tenantId: string;
   agentId: string;
   profile: AgentProfile;
+  /** Served without an API key (ANONYMOUS_AGENTS). */
+  anonymousAccess: boolean;
 }
 
 const CACHE_TTL_MS = 5_000;
@@ -34,7 +38,19 @@ const CACHE_TTL_MS = 5_000;
 export class AgentRegistry {
   private readonly cache = new Map<string, { agent: HostedAgent | null; until: number }>();
 
-  constructor(@Inject(INGRESS_PG_POOL) private readonly pool: Pool) {}
+  private readonly anonymous: ReadonlySet<string>;
+
+  constructor(
+    @Inject(INGRESS_PG_POOL) private readonly pool: Pool,
+    @Inject(INGRESS_CONFIG) config: IngressConfig,
+  ) {
+    this.anonymous = new Set(config.ANONYMOUS_AGENTS);
+  }
+
+  /** Whether the agent is served without an API key (ANONYMOUS_AGENTS). */
+  isAnonymous(tenantId: string, agentId: string): boolean {
+    return this.anonymous.has(routingTenant({ tenantId, agentId }));
+  }
 
   async find(tenantId: string, agentId: string): Promise<HostedAgent | null> {
     const key = `${tenantId}\u0000${agentId}`;
@@ -47,7 +63,14 @@ export class AgentRegistry {
       [tenantId, agentId],
     );
     const row = result.rows[0];
-    const agent = row ? { tenantId, agentId, profile: row.profile } : null;
+    const agent = row
+      ? {
+          tenantId,
+          agentId,
+          profile: row.profile,
+          anonymousAccess: this.isAnonymous(tenantId, agentId),
+        }
+      : null;
     this.cache.set(key, { agent, until: Date.now() + CACHE_TTL_MS });
     return agent;
   }

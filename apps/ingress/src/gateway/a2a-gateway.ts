@@ -34,7 +34,7 @@ import {
 } from '../streaming/task-event-feed';
 import { INGRESS_CONFIG } from '../tokens';
 import { negotiateVersion } from '../version';
-import { parseRoutingTenant, routingTenant, type AgentRoute } from './agent-route';
+import { isRoute, parseRoutingTenant, routingTenant, type AgentRoute } from './agent-route';
 
 /** The three standard bindings (spec digest §7, §8, §8b). */
 export type A2aBinding = 'JSONRPC' | 'HTTP+JSON' | 'GRPC';
@@ -64,6 +64,9 @@ export interface A2aSession {
   activatedExtensions: string[];
   origin: RequestOrigin | undefined;
 }
+
+/** The principal of keyless callers of an ANONYMOUS_AGENTS agent; they share its tasks. */
+export const ANONYMOUS_PRINCIPAL = 'anonymous';
 
 export type StreamingMethod = 'SendStreamingMessage' | 'SubscribeToTask';
 export type UnaryMethod = Exclude<A2aJsonRpcMethod, StreamingMethod>;
@@ -99,8 +102,14 @@ export class A2aGateway {
    * is revealed; a key of another tenant fails like a wrong key.
    */
   async open(request: InboundRequest): Promise<A2aSession> {
+    if (request.route && !isRoute(request.route)) {
+      throw new A2aError('METHOD_NOT_FOUND', 'no agent is hosted at this path');
+    }
     const route = request.route ?? routeByTenant(request.tenants, this.defaultRoute());
-    const principal = await this.auth.authenticate(route.tenantId, request.apiKey);
+    const principal =
+      request.apiKey === undefined && this.agents.isAnonymous(route.tenantId, route.agentId)
+        ? { principalId: ANONYMOUS_PRINCIPAL }
+        : await this.auth.authenticate(route.tenantId, request.apiKey);
     if (request.route) {
       checkTenants(request.route, request.tenants);
     }
@@ -235,6 +244,9 @@ export class A2aGateway {
     if (session.agent.profile.extendedAgentCard !== true) {
       throw new A2aError('UNSUPPORTED_OPERATION', 'this agent offers no extended agent card');
     }
+    if (session.ctx.principalId === ANONYMOUS_PRINCIPAL) {
+      throw new A2aError('UNAUTHENTICATED', 'the extended agent card is for authenticated callers');
+    }
     const card = this.cards.extendedCard(session.agent, session.origin)?.card;
     if (!card) {
       throw new A2aError(
@@ -296,15 +308,27 @@ function pushNotSupported(_request: unknown): never {
   );
 }
 
-/** SendStreamingMessage accepts the message without blocking; the stream follows the task instead. */
+/**
+ * SendStreamingMessage accepts the message without blocking; the stream follows the task instead
+ * (`returnImmediately` is ignored for streaming, spec digest §4.3). Only a well-formed configuration is
+ * rewritten: anything else goes to the decoder as sent and is refused there like on SendMessage.
+ */
 function returnImmediately(params: unknown): unknown {
-  if (typeof params !== 'object' || params === null || Array.isArray(params)) {
+  if (!isPlainObject(params)) {
     return params;
   }
-  const request = params as { configuration?: unknown };
-  const configuration =
-    typeof request.configuration === 'object' && request.configuration !== null
-      ? request.configuration
-      : {};
-  return { ...request, configuration: { ...configuration, returnImmediately: true } };
+  const configuration = params['configuration'] ?? {};
+  if (!isPlainObject(configuration)) {
+    return params;
+  }
+  const { returnImmediately: camel, return_immediately: snake, ...rest } = configuration;
+  const flags = [camel, snake].filter((flag) => flag !== undefined && flag !== null);
+  if (flags.length > 1 || flags.some((flag) => typeof flag !== 'boolean')) {
+    return params;
+  }
+  return { ...params, configuration: { ...rest, returnImmediately: true } };
+}
+
+function isPlainObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
 }

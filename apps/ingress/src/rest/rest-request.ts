@@ -1,4 +1,10 @@
-import { A2aError, invalidParams, type FieldViolation } from '@lib/a2a-protocol';
+import {
+  A2aError,
+  invalidParams,
+  jsonNestingExceeds,
+  MAX_REQUEST_JSON_NESTING,
+  type FieldViolation,
+} from '@lib/a2a-protocol';
 import type { PathField, QueryKind } from './rest-routes';
 
 /** Request media types of the HTTP+JSON binding (spec digest §8.1: `application/a2a+json` preferred). */
@@ -96,9 +102,10 @@ function queryValue(kind: QueryKind, text: string): Converted {
     case 'string':
       return { value: text };
     case 'int32':
-      return /^-?\d+$/.test(text)
-        ? { value: Number(text) }
-        : { problem: `must be a decimal integer, got ${JSON.stringify(text)}` };
+      // ProtoJSON's int32 string forms, checked by the same decoder as a JSON body (`"1e2"` is 100).
+      return text.trim() === ''
+        ? { problem: 'must be an integer, got an empty value' }
+        : { value: text };
     case 'bool':
       return text === 'true' || text === 'false'
         ? { value: text === 'true' }
@@ -110,8 +117,9 @@ function queryValue(kind: QueryKind, text: string): Converted {
 
 /**
  * The JSON object a POST carries: the ProtoJSON of the request message. An empty body is `{}` whatever its
- * Content-Type; a non-empty one must be `application/a2a+json` or `application/json` (the catalogue has no
- * 415 reason, so another type is INVALID_REQUEST, 400), valid JSON (PARSE_ERROR) and an object.
+ * Content-Type; a non-empty one must be `application/a2a+json` or `application/json` (else
+ * UNSUPPORTED_MEDIA_TYPE, 415), no deeper than any request can be (INVALID_PARAMS, refused before parsing),
+ * valid JSON (PARSE_ERROR) and an object.
  */
 export function parseJsonBody(
   text: string,
@@ -123,10 +131,15 @@ export function parseJsonBody(
   const media = (contentType ?? '').split(';')[0]?.trim().toLowerCase() ?? '';
   if (!(REST_MEDIA_TYPES as readonly string[]).includes(media)) {
     throw new A2aError(
-      'INVALID_REQUEST',
+      'UNSUPPORTED_MEDIA_TYPE',
       `a request body must be sent as ${REST_MEDIA_TYPES.join(' or ')}, not ${contentType === undefined ? 'without a Content-Type' : JSON.stringify(contentType)}`,
       { contentType: contentType ?? '' },
     );
+  }
+  if (jsonNestingExceeds(text, MAX_REQUEST_JSON_NESTING)) {
+    throw invalidParams([
+      { field: 'body', description: `nests deeper than ${MAX_REQUEST_JSON_NESTING} levels` },
+    ]);
   }
   let parsed: unknown;
   try {

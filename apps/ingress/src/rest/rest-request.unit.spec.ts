@@ -32,8 +32,9 @@ describe('query parameters (spec digest §8.2)', () => {
     const query = parseQuery(
       'pageSize=10&status=TASK_STATE_WORKING&includeArtifacts=true&contextId=a+b%2Bc&x=1',
     );
+    // int32 values stay strings: the shared decoder applies ProtoJSON's int32 rules to them (`1e2` is 100).
     expect(queryFields(query, kinds)).toStrictEqual({
-      pageSize: 10,
+      pageSize: '10',
       status: 'TASK_STATE_WORKING',
       includeArtifacts: true,
       contextId: 'a b+c',
@@ -45,7 +46,6 @@ describe('query parameters (spec digest §8.2)', () => {
   });
 
   it.each([
-    ['pageSize=1.5', 'pageSize'],
     ['pageSize=', 'pageSize'],
     ['pageSize=%ZZ', 'pageSize'],
     ['includeArtifacts=TRUE', 'includeArtifacts'],
@@ -77,8 +77,11 @@ describe('request bodies (spec digest §8.1, §8.2)', () => {
   });
 
   it('another type, bad JSON and a non-object are refused', () => {
-    expect(reasonOf(() => parseJsonBody('{}', 'text/plain'))).toBe('INVALID_REQUEST');
-    expect(reasonOf(() => parseJsonBody('{}', undefined))).toBe('INVALID_REQUEST');
+    expect(reasonOf(() => parseJsonBody('{}', 'text/plain'))).toBe('UNSUPPORTED_MEDIA_TYPE');
+    expect(reasonOf(() => parseJsonBody('{}', undefined))).toBe('UNSUPPORTED_MEDIA_TYPE');
+    expect(
+      reasonOf(() => parseJsonBody(`${'['.repeat(100)}${']'.repeat(100)}`, 'application/json')),
+    ).toBe('INVALID_PARAMS');
     expect(reasonOf(() => parseJsonBody('{', 'application/json'))).toBe('PARSE_ERROR');
     expect(reasonOf(() => parseJsonBody('[1]', 'application/json'))).toBe('INVALID_REQUEST');
   });

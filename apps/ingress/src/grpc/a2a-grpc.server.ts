@@ -1,0 +1,237 @@
+import {
+  Metadata,
+  Server,
+  ServerCredentials,
+  type sendUnaryData,
+  type ServerUnaryCall,
+  type ServerWritableStream,
+  type StatusObject,
+  type UntypedServiceImplementation,
+} from '@grpc/grpc-js';
+import {
+  asA2aError,
+  encodeGrpcStatus,
+  GRPC_STATUS_DETAILS_KEY,
+  toGrpcStatus,
+  type A2aError,
+} from '@lib/a2a-protocol';
+import type { IngressConfig } from '@lib/config';
+import {
+  Inject,
+  Injectable,
+  Logger,
+  type OnApplicationBootstrap,
+  type OnApplicationShutdown,
+} from '@nestjs/common';
+import {
+  A2aGateway,
+  isStreamingMethod,
+  type A2aSession,
+  type InboundRequest,
+  type StreamingMethod,
+  type UnaryMethod,
+} from '../gateway/a2a-gateway';
+import type { TaskSubscription } from '../streaming/task-event-feed';
+import { INGRESS_CONFIG } from '../tokens';
+import {
+  a2aServerDefinition,
+  methodOf,
+  responseMessage,
+  SERVICE_KEYS,
+  type InboundMessage,
+  type ServiceKey,
+} from './a2a-grpc.codec';
+import { writeGrpcStream } from './grpc-stream-writer';
+
+type StreamCall = ServerWritableStream<InboundMessage, unknown>;
+type UnaryCall = ServerUnaryCall<InboundMessage, unknown>;
+
+/** How long shutdown waits for calls in flight before cutting them. */
+const SHUTDOWN_GRACE_MS = 5_000;
+
+/**
+ * The gRPC binding `lf.a2a.v1.A2AService` (spec digest §2, §8b): one server for every hosted agent, routed by
+ * the request's `tenant` (`<tenant>/<agent>`). Each RPC turns its protobuf request into ProtoJSON, hands it to
+ * the gateway like the JSON bindings do, and encodes the result; errors become a status with a binary
+ * `google.rpc.Status` (ErrorInfo, BadRequest) in `grpc-status-details-bin` (§9.3).
+ */
+@Injectable()
+export class A2aGrpcServer implements OnApplicationBootstrap, OnApplicationShutdown {
+  private readonly logger = new Logger(A2aGrpcServer.name);
+  private readonly server: Server;
+  private readonly openStreams = new Set<TaskSubscription>();
+
+  constructor(
+    private readonly gateway: A2aGateway,
+    @Inject(INGRESS_CONFIG) private readonly config: IngressConfig,
+  ) {
+    this.server = new Server({ 'grpc.max_receive_message_length': config.MAX_BODY_BYTES });
+  }
+
+  async onApplicationBootstrap(): Promise<void> {
+    this.server.addService(a2aServerDefinition(), this.handlers());
+    const host = this.config.A2A_GRPC_HOST;
+    const port = await new Promise<number>((resolve, reject) => {
+      this.server.bindAsync(
+        `${host}:${this.config.A2A_GRPC_PORT}`,
+        ServerCredentials.createInsecure(),
+        (error, bound) => (error ? reject(error) : resolve(bound)),
+      );
+    });
+    this.logger.log(`A2A gRPC on ${host}:${port}`);
+  }
+
+  /**
+   * Ends open streams with UNAVAILABLE (the event feed ends its own subscriptions first; this also covers
+   * streams opened since), lets unary calls in flight finish for a while, then cuts what is left.
+   */
+  async onApplicationShutdown(): Promise<void> {
+    this.openStreams.forEach((subscription) => subscription.close('shutdown'));
+    await new Promise<void>((resolve) => {
+      const timer = setTimeout(() => {
+        this.server.forceShutdown();
+        resolve();
+      }, SHUTDOWN_GRACE_MS);
+      this.server.tryShutdown(() => {
+        clearTimeout(timer);
+        resolve();
+      });
+    });
+  }
+
+  private handlers(): UntypedServiceImplementation {
+    return Object.fromEntries(
+      SERVICE_KEYS.map((key) => {
+        const method = methodOf(key);
+        return [
+          key,
+          isStreamingMethod(method)
+            ? (call: StreamCall) => void this.serverStreaming(key, method, call)
+            : (call: UnaryCall, callback: sendUnaryData<unknown>) =>
+                void this.unary(key, method, call, callback),
+        ];
+      }),
+    );
+  }
+
+  private async unary(
+    key: ServiceKey,
+    method: UnaryMethod,
+    call: UnaryCall,
+    callback: sendUnaryData<unknown>,
+  ): Promise<void> {
+    try {
+      const params = paramsOf(call.request);
+      const session = await this.gateway.open(inboundRequest(call.metadata, params));
+      sendExtensions(call, session);
+      const result = await this.gateway.call(session, method, params);
+      callback(null, responseMessage(key, result ?? {}));
+    } catch (thrown) {
+      callback(this.failure(thrown));
+    }
+  }
+
+  private async serverStreaming(
+    key: ServiceKey,
+    method: StreamingMethod,
+    call: StreamCall,
+  ): Promise<void> {
+    let subscription: TaskSubscription | null = null;
+    const cancelled = (): void => subscription?.close('closed');
+    call.on('cancelled', cancelled);
+    try {
+      const params = paramsOf(call.request);
+      const session = await this.gateway.open(inboundRequest(call.metadata, params));
+      sendExtensions(call, session);
+      const stream = await this.gateway.stream(
+        session,
+        method,
+        params,
+        firstValue(call.metadata, 'last-event-id'),
+      );
+      subscription = stream.subscription;
+      if (subscription) {
+        this.openStreams.add(subscription);
+        if (call.cancelled) {
+          subscription.close('closed');
+        }
+      }
+      await writeGrpcStream(call, stream.first, subscription, (item) =>
+        responseMessage(key, item.response),
+      );
+      call.end();
+    } catch (thrown) {
+      // Before the first message this is the RPC's error; after it, why the stream was cut off.
+      if (!call.cancelled) {
+        call.emit('error', this.failure(thrown));
+      }
+    } finally {
+      call.off('cancelled', cancelled);
+      if (subscription) {
+        subscription.close('closed');
+        this.openStreams.delete(subscription);
+      }
+    }
+  }
+
+  /** The status a failed call ends with; unexpected errors are logged here, once, and leave as INTERNAL. */
+  private failure(thrown: unknown): Partial<StatusObject> {
+    const error = asA2aError(thrown);
+    if (error.reason === 'INTERNAL') {
+      this.logger.error(
+        thrown instanceof Error ? (thrown.stack ?? thrown.message) : String(thrown),
+      );
+    }
+    return grpcStatus(error);
+  }
+}
+
+/** The status of an A2A error (digest §9.1 v1.0.1 codes) with its binary `google.rpc.Status` trailer. */
+function grpcStatus(error: A2aError): Partial<StatusObject> {
+  const status = toGrpcStatus(error);
+  const metadata = new Metadata();
+  metadata.set(GRPC_STATUS_DETAILS_KEY, encodeGrpcStatus(status));
+  return { code: status.code, details: status.message, metadata };
+}
+
+function paramsOf(message: InboundMessage): { [field: string]: unknown } {
+  if (message.error) {
+    throw message.error;
+  }
+  return message.params;
+}
+
+/**
+ * The service parameters (digest §8b) travel as metadata, whose keys gRPC lower-cases; several extensions may
+ * come in one comma-separated entry or in several entries.
+ */
+function inboundRequest(metadata: Metadata, params: { [field: string]: unknown }): InboundRequest {
+  const tenant = params['tenant'];
+  const extensions = metadata.get('a2a-extensions').filter((v) => typeof v === 'string');
+  return {
+    binding: 'GRPC',
+    route: null,
+    tenants: typeof tenant === 'string' && tenant !== '' ? [tenant] : [],
+    apiKey: firstValue(metadata, 'x-api-key'),
+    version: firstValue(metadata, 'a2a-version'),
+    extensions: extensions.length > 0 ? extensions.join(',') : undefined,
+    traceparent: firstValue(metadata, 'traceparent'),
+  };
+}
+
+function firstValue(metadata: Metadata, key: string): string | undefined {
+  const value = metadata.get(key)[0];
+  return typeof value === 'string' ? value : undefined;
+}
+
+/** `a2a-extensions` in the initial metadata, listing the activated extensions (digest §10.2). */
+function sendExtensions(
+  call: { sendMetadata(metadata: Metadata): void },
+  session: A2aSession,
+): void {
+  if (session.activatedExtensions.length > 0) {
+    const metadata = new Metadata();
+    metadata.set('a2a-extensions', session.activatedExtensions.join(', '));
+    call.sendMetadata(metadata);
+  }
+}
