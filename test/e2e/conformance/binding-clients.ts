@@ -625,7 +625,11 @@ function fieldsOf(bytes: Uint8Array): { no: number; bytes: Uint8Array }[] {
 
 const text = (bytes: Uint8Array | undefined): string => new TextDecoder().decode(bytes);
 
-/** google.rpc.Status{details=3: Any{type_url=1, value=2}} with ErrorInfo and BadRequest decoded. */
+/**
+ * google.rpc.Status{details=3: Any{type_url=1, value=2}} with ErrorInfo and BadRequest decoded. Deliberately
+ * independent of `decodeGrpcStatus` in `@lib/a2a-protocol`: the suite checks the wire bytes against the
+ * proto's field numbers, not against the platform's own codec.
+ */
 export function decodeStatusDetails(bin: Uint8Array): StatusDetails {
   const details: StatusDetails = { infos: [], badRequestFields: [] };
   for (const any of fieldsOf(bin).filter((f) => f.no === 3)) {

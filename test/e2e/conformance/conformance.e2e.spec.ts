@@ -24,6 +24,8 @@ const BINDINGS: readonly BindingName[] = ['JSONRPC', 'HTTP+JSON', 'GRPC'];
 const REQUIRED_EXTENSION = 'https://example.com/ext/required/v1';
 /** An agent of the demo tenant that declares REQUIRED_EXTENSION as required; no worker serves it. */
 const STRICT_AGENT = 'strict';
+/** An agent that declares an extended card but has none configured; no worker serves it. */
+const UNCONFIGURED_AGENT = 'unconfigured';
 /** An optional extension every example agent declares (see the agent cards). */
 const RESUMABLE_STREAMS = 'https://a2a-platform.dev/extensions/resumable-streams/v1';
 
@@ -61,6 +63,20 @@ const SPEC_WIRE = {
   },
   UNSUPPORTED_OPERATION: {
     jsonRpcCode: -32004,
+    jsonRpcHttp: 200,
+    httpStatus: 400,
+    status: 'FAILED_PRECONDITION',
+    grpcCode: 'FAILED_PRECONDITION',
+  },
+  CONTENT_TYPE_NOT_SUPPORTED: {
+    jsonRpcCode: -32005,
+    jsonRpcHttp: 200,
+    httpStatus: 400,
+    status: 'INVALID_ARGUMENT',
+    grpcCode: 'INVALID_ARGUMENT',
+  },
+  EXTENDED_AGENT_CARD_NOT_CONFIGURED: {
+    jsonRpcCode: -32007,
     jsonRpcHttp: 200,
     httpStatus: 400,
     status: 'FAILED_PRECONDITION',
@@ -105,6 +121,8 @@ const A2A_REASONS: ReadonlySet<ExpectedReason> = new Set([
   'TASK_NOT_CANCELABLE',
   'PUSH_NOTIFICATION_NOT_SUPPORTED',
   'UNSUPPORTED_OPERATION',
+  'CONTENT_TYPE_NOT_SUPPORTED',
+  'EXTENDED_AGENT_CARD_NOT_CONFIGURED',
   'EXTENSION_SUPPORT_REQUIRED',
   'VERSION_NOT_SUPPORTED',
 ]);
@@ -322,6 +340,11 @@ beforeAll(async () => {
       }),
     ],
   );
+  const { extendedCard: _configured, ...unconfigured } = profile ?? {};
+  await platform.db.pool.query(
+    `INSERT INTO ops.agents (tenant_id, agent_id, profile) VALUES ('demo', $1, $2)`,
+    [UNCONFIGURED_AGENT, JSON.stringify({ ...unconfigured, extendedAgentCard: true })],
+  );
   const card = await fetch(`${platform.baseUrl}/agents/demo/echo/.well-known/agent-card.json`);
   expect(card.status).toBe(200);
   echoCard = (await card.json()) as typeof echoCard;
@@ -408,6 +431,16 @@ describe.each(BINDINGS)('%s binding', (binding) => {
         message: userMessage('again', { taskId: completedEcho.id }),
       });
       expectError(outcome, binding, 'UNSUPPORTED_OPERATION');
+    });
+
+    it('§6 a part whose mediaType the agent does not accept → CONTENT_TYPE_NOT_SUPPORTED', async () => {
+      const outcome = await call('SendMessage', {
+        message: {
+          ...userMessage('x'),
+          parts: [{ text: 'x', mediaType: 'application/x-unsupported-by-echo' }],
+        },
+      });
+      expectError(outcome, binding, 'CONTENT_TYPE_NOT_SUPPORTED');
     });
 
     it('§10.3 a message naming an unknown taskId → TASK_NOT_FOUND', async () => {
@@ -676,6 +709,14 @@ describe.each(BINDINGS)('%s binding', (binding) => {
         await call('GetExtendedAgentCard', {}, { agent: 'countdown' }),
         binding,
         'UNSUPPORTED_OPERATION',
+      );
+    });
+
+    it('GetExtendedAgentCard of an agent that declares one but has none → EXTENDED_AGENT_CARD_NOT_CONFIGURED', async () => {
+      expectError(
+        await call('GetExtendedAgentCard', {}, { agent: UNCONFIGURED_AGENT }),
+        binding,
+        'EXTENDED_AGENT_CARD_NOT_CONFIGURED',
       );
     });
 

@@ -287,13 +287,7 @@ function wrongValue(fd: FieldDescriptor): fc.Arbitrary<unknown> {
 
 /** `params` of `method` broken at one field path (wrong type, bad value, missing required, set twice). */
 export function brokenParams(method: Method): fc.Arbitrary<Json> {
-  // SendStreamingMessage: the gateway overwrites `configuration` (and its returnImmediately) before the
-  // decoder sees them, so breaking those two fields yields a valid request (reported on issue #4).
-  const slots = slotsOf(A2A_MESSAGE_DESCRIPTORS[REQUEST_TYPES[method]]).filter(
-    (slot) =>
-      method !== 'SendStreamingMessage' ||
-      !['configuration', 'configuration.returnImmediately'].includes(slot.path.join('.')),
-  );
+  const slots = slotsOf(A2A_MESSAGE_DESCRIPTORS[REQUEST_TYPES[method]]);
   const base = VALID_PARAMS[method]();
   const mutations: fc.Arbitrary<Json>[] = [];
   if (slots.length > 0) {
@@ -483,7 +477,12 @@ export function jsonRpcCase(): fc.Arbitrary<JsonRpcCase> {
     (headers): JsonRpcCase => ({ kind: 'headers', path: rpcPath(), body: validSendText, headers }),
   );
   const elsewhere = fc
-    .constantFrom(rpcPath('nope'), rpcPath(FUZZ_AGENT, 'other'))
+    .constantFrom(
+      rpcPath('nope'),
+      rpcPath(FUZZ_AGENT, 'other'),
+      rpcPath(`${FUZZ_AGENT}%00`),
+      rpcPath(FUZZ_AGENT, 'de%01mo'),
+    )
     .map(
       (path): JsonRpcCase => ({ kind: 'route', path, body: validSendText, headers: RPC_HEADERS }),
     );
@@ -629,6 +628,9 @@ export function restCase(): fc.Arbitrary<RestCase> {
         ['GET', '/v1/tasks'],
         ['GET', '/demo%2Fnope/tasks'],
         ['GET', '/other/tasks'],
+        ['GET', '/demo%2Fecho%00/tasks'],
+        ['GET', '/tasks/%E0%A4%A'],
+        ['PUT', '/x-%'],
       ),
     )
     .map(
@@ -682,7 +684,7 @@ export function restCase(): fc.Arbitrary<RestCase> {
       headers: { ...headers, 'Content-Type': 'application/a2a+json' },
     }),
   );
-  const deep = fc.integer({ min: 60, max: 1_000 }).map(
+  const deep = fc.oneof(fc.integer({ min: 60, max: 5_000 }), fc.constantFrom(100_000, 500_000)).map(
     (depth): RestCase => ({
       kind: 'deep-document',
       method: 'POST',
@@ -833,7 +835,14 @@ function wireContent(method: Method): fc.Arbitrary<Buffer> {
     (s) => wireBreaks(s.fd).length > 0,
   );
   const tenants = fc
-    .constantFrom('demo', 'demo/nope', 'other/echo', 'demo/echo/x')
+    .constantFrom(
+      'demo',
+      'demo/nope',
+      'other/echo',
+      'demo/echo/x',
+      'demo/echo\u0000',
+      'de\u0000mo/echo',
+    )
     .map((tenant) => encodeJson(type, { ...base, tenant }));
   const fields = fc
     .constantFrom(...breakable)
