@@ -3,10 +3,14 @@
  *
  * Creates a throw-away database, boots `dist/apps/standalone/src/main.js` (ingress + task-service in one
  * process, the example workers as child processes), warms up, then runs closed-loop clients that send a
- * blocking SendMessage to the `echo` agent, back to back, at each concurrency level for a fixed time.
- * Only loopback traffic. Options: `--seconds N` (per level, default 15), `--warmup N` (seconds, default 3),
- * `--levels 1,16,64`.
+ * blocking SendMessage to the `echo` agent, back to back, at each concurrency level for a fixed time, once
+ * per A2A binding: JSON-RPC (`…/jsonrpc`), HTTP+JSON (`…/rest/message:send`) and gRPC
+ * (`lf.a2a.v1.A2AService/SendMessage`, tenant `demo/echo`). Within a level the bindings run one after another,
+ * against the same platform. Only loopback traffic. Options: `--seconds N` (per level and binding, default 15),
+ * `--warmup N` (seconds per binding, default 3), `--levels 1,16,64`, `--bindings jsonrpc,rest,grpc`.
  */
+import { credentials, status as GrpcStatus, Metadata } from '@grpc/grpc-js';
+import { a2aPb } from '@lib/a2a-protocol';
 import { createTestDatabase, sleep, startStandalone, type TestDatabase } from '@lib/testing';
 import { randomUUID } from 'node:crypto';
 import { readdirSync, readFileSync } from 'node:fs';
@@ -15,13 +19,18 @@ import { performance } from 'node:perf_hooks';
 import type { Pool } from 'pg';
 import { CLOCK_TICKS, machineBusyTicks, processTicks } from './support/proc-stats';
 
+const BINDINGS = ['jsonrpc', 'rest', 'grpc'] as const;
+type Binding = (typeof BINDINGS)[number];
+
 interface Options {
   seconds: number;
   warmupSeconds: number;
   levels: number[];
+  bindings: Binding[];
 }
 
 interface LevelResult {
+  binding: Binding;
   concurrency: number;
   requests: number;
   errors: number;
@@ -43,12 +52,20 @@ const DEFAULT_WARMUP_SECONDS = 3;
 const DEFAULT_LEVELS = [1, 16, 64];
 /** Per request: a blocking SendMessage returns within BLOCKING_SEND_TIMEOUT_MS (60 s) at the latest. */
 const REQUEST_TIMEOUT_MS = 70_000;
+const API_KEY = 'demo-key';
+/** The hosted agent, as the gRPC request's `tenant` names it (`<tenant>/<agent>`). */
+const AGENT_TENANT = 'demo/echo';
+
+function isBinding(name: string): name is Binding {
+  return (BINDINGS as readonly string[]).includes(name);
+}
 
 function parseOptions(argv: string[]): Options {
   const options: Options = {
     seconds: DEFAULT_SECONDS,
     warmupSeconds: DEFAULT_WARMUP_SECONDS,
     levels: DEFAULT_LEVELS,
+    bindings: [...BINDINGS],
   };
   for (let i = 0; i < argv.length; i++) {
     const flag = argv[i] ?? '';
@@ -79,9 +96,20 @@ function parseOptions(argv: string[]): Options {
         }
         i++;
         break;
+      case '--bindings': {
+        const names = String(value).split(',');
+        if (!names.every(isBinding)) {
+          throw new Error(
+            `--bindings needs a comma-separated list of ${BINDINGS.join(', ')}, got ${String(value)}`,
+          );
+        }
+        options.bindings = [...new Set(names)];
+        i++;
+        break;
+      }
       default:
         throw new Error(
-          `unknown argument ${flag} (known: --seconds N, --warmup N, --levels 1,16,64)`,
+          `unknown argument ${flag} (known: --seconds N, --warmup N, --levels 1,16,64, --bindings ${BINDINGS.join(',')})`,
         );
     }
   }
@@ -151,41 +179,123 @@ function cpuSeconds(before: CpuSample, after: CpuSample): Map<CpuGroup, number> 
 }
 
 /** One blocking SendMessage; resolves to null when the task came back COMPLETED, else to an error label. */
-async function sendOnce(url: string): Promise<string | null> {
+type SendOnce = () => Promise<string | null>;
+
+/** How one binding sends; `close` releases what it holds (the gRPC channel). */
+interface Sender {
+  binding: Binding;
+  send: SendOnce;
+  close: () => void;
+}
+
+const HTTP_HEADERS = { 'A2A-Version': '1.0', 'X-API-Key': API_KEY };
+
+const userMessage = (): Record<string, unknown> => ({
+  messageId: randomUUID(),
+  role: 'ROLE_USER',
+  parts: [{ text: 'hello' }],
+});
+
+function completedOrLabel(state: string | undefined): string | null {
+  return state === 'TASK_STATE_COMPLETED' ? null : `task ended ${String(state)}`;
+}
+
+/** Runs one request; an exception (a network error, a timeout) becomes its error label. */
+async function labelled(send: SendOnce): Promise<string | null> {
+  try {
+    return await send();
+  } catch (error) {
+    return `exception: ${error instanceof Error ? `${error.name}: ${error.message}` : String(error)}`;
+  }
+}
+
+/** JSON-RPC 2.0: `POST {base}/agents/demo/echo/jsonrpc`, method SendMessage. */
+async function sendJsonRpc(url: string): Promise<string | null> {
   const body = JSON.stringify({
     jsonrpc: '2.0',
     id: 1,
     method: 'SendMessage',
-    params: {
-      message: { messageId: randomUUID(), role: 'ROLE_USER', parts: [{ text: 'hello' }] },
+    params: { message: userMessage() },
+  });
+  const response = await fetch(url, {
+    method: 'POST',
+    headers: { 'Content-Type': 'application/json', ...HTTP_HEADERS },
+    body,
+    signal: AbortSignal.timeout(REQUEST_TIMEOUT_MS),
+  });
+  const text = await response.text();
+  if (!response.ok) {
+    return `HTTP ${response.status}`;
+  }
+  const json = JSON.parse(text) as {
+    result?: { task?: { status?: { state?: string } } };
+    error?: { code?: number; message?: string };
+  };
+  if (json.error) {
+    return `JSON-RPC error ${String(json.error.code)}: ${String(json.error.message).slice(0, 80)}`;
+  }
+  return completedOrLabel(json.result?.task?.status?.state);
+}
+
+/** HTTP+JSON: `POST {base}/agents/demo/echo/rest/message:send`, the SendMessageRequest as ProtoJSON. */
+async function sendRest(url: string): Promise<string | null> {
+  const response = await fetch(url, {
+    method: 'POST',
+    headers: { 'Content-Type': 'application/a2a+json', ...HTTP_HEADERS },
+    body: JSON.stringify({ message: userMessage() }),
+    signal: AbortSignal.timeout(REQUEST_TIMEOUT_MS),
+  });
+  const text = await response.text();
+  if (!response.ok) {
+    return `HTTP ${response.status}: ${text.slice(0, 80)}`;
+  }
+  const json = JSON.parse(text) as { task?: { status?: { state?: string } } };
+  return completedOrLabel(json.task?.status?.state);
+}
+
+/** gRPC: `lf.a2a.v1.A2AService/SendMessage` with `tenant: "demo/echo"`, over the client's one channel. */
+function sendGrpc(client: a2aPb.A2AServiceClient): Promise<string | null> {
+  const request = a2aPb.SendMessageRequest.fromPartial({
+    tenant: AGENT_TENANT,
+    message: {
+      messageId: randomUUID(),
+      role: a2aPb.Role.ROLE_USER,
+      parts: [{ text: 'hello' }],
     },
   });
-  try {
-    const response = await fetch(url, {
-      method: 'POST',
-      headers: {
-        'Content-Type': 'application/json',
-        'A2A-Version': '1.0',
-        'X-API-Key': 'demo-key',
+  const metadata = new Metadata();
+  metadata.set('x-api-key', API_KEY);
+  metadata.set('a2a-version', '1.0');
+  return new Promise((resolve) => {
+    client.sendMessage(
+      request,
+      metadata,
+      { deadline: Date.now() + REQUEST_TIMEOUT_MS },
+      (error, response) => {
+        resolve(
+          error
+            ? `gRPC ${GrpcStatus[error.code] ?? error.code}: ${error.details.slice(0, 80)}`
+            : completedOrLabel(response.task?.status?.state),
+        );
       },
-      body,
-      signal: AbortSignal.timeout(REQUEST_TIMEOUT_MS),
-    });
-    const text = await response.text();
-    if (!response.ok) {
-      return `HTTP ${response.status}`;
+    );
+  });
+}
+
+function openSender(binding: Binding, baseUrl: string, grpcTarget: string): Sender {
+  switch (binding) {
+    case 'jsonrpc': {
+      const url = `${baseUrl}/agents/demo/echo/jsonrpc`;
+      return { binding, send: () => labelled(() => sendJsonRpc(url)), close: () => undefined };
     }
-    const json = JSON.parse(text) as {
-      result?: { task?: { status?: { state?: string } } };
-      error?: { code?: number; message?: string };
-    };
-    if (json.error) {
-      return `JSON-RPC error ${String(json.error.code)}: ${String(json.error.message).slice(0, 80)}`;
+    case 'rest': {
+      const url = `${baseUrl}/agents/demo/echo/rest/message:send`;
+      return { binding, send: () => labelled(() => sendRest(url)), close: () => undefined };
     }
-    const state = json.result?.task?.status?.state;
-    return state === 'TASK_STATE_COMPLETED' ? null : `task ended ${String(state)}`;
-  } catch (error) {
-    return `exception: ${error instanceof Error ? `${error.name}: ${error.message}` : String(error)}`;
+    case 'grpc': {
+      const client = new a2aPb.A2AServiceClient(grpcTarget, credentials.createInsecure());
+      return { binding, send: () => labelled(() => sendGrpc(client)), close: () => client.close() };
+    }
   }
 }
 
@@ -266,10 +376,10 @@ async function settledCommits(pool: Pool): Promise<number | null> {
 
 /** Closed loop: `concurrency` clients each send one request after another until `durationMs` has passed. */
 async function runLevel(
-  url: string,
+  send: SendOnce,
   concurrency: number,
   durationMs: number,
-): Promise<Omit<LevelResult, 'commits' | 'events' | 'stages' | 'cpu' | 'loadBefore'>> {
+): Promise<Omit<LevelResult, 'binding' | 'commits' | 'events' | 'stages' | 'cpu' | 'loadBefore'>> {
   const latenciesMs: number[] = [];
   const errorSamples = new Map<string, number>();
   let errors = 0;
@@ -278,7 +388,7 @@ async function runLevel(
   const client = async (): Promise<void> => {
     while (performance.now() < end) {
       const sent = performance.now();
-      const error = await sendOnce(url);
+      const error = await send();
       if (error === null) {
         latenciesMs.push(performance.now() - sent);
       } else {
@@ -322,11 +432,12 @@ async function main(): Promise<number> {
   const cpuList = cpus();
   console.log('# Blocking SendMessage to demo/echo (standalone platform, loopback)');
   console.log(
-    `per level: ${options.seconds} s; warm-up: ${options.warmupSeconds} s at concurrency 16; levels: ${options.levels.join(', ')}`,
+    `per level and binding: ${options.seconds} s; warm-up: ${options.warmupSeconds} s at concurrency 16 per binding; levels: ${options.levels.join(', ')}; bindings: ${options.bindings.join(', ')}`,
   );
 
   let db: TestDatabase | null = null;
   let platform: Awaited<ReturnType<typeof startStandalone>> | null = null;
+  const senders: Sender[] = [];
   try {
     db = await createTestDatabase('bench');
     const pgVersion =
@@ -343,16 +454,22 @@ async function main(): Promise<number> {
     console.log(
       `platform ready in ${Math.round(performance.now() - bootStarted)} ms (pid ${String(platform.process.pid)})`,
     );
-    const url = `${platform.baseUrl}/agents/demo/echo/jsonrpc`;
     const standalonePid = platform.process.pid ?? 0;
     const workerPids = childPids(standalonePid, 'echo');
-
-    const probe = await sendOnce(url);
-    if (probe !== null) {
-      throw new Error(`the first SendMessage failed: ${probe}\n${platform.process.log}`);
+    for (const binding of options.bindings) {
+      senders.push(openSender(binding, platform.baseUrl, platform.grpcTarget));
     }
-    const warm = await runLevel(url, 16, options.warmupSeconds * 1_000);
-    console.log(`warm-up: ${warm.requests} requests, ${warm.errors} errors`);
+
+    for (const { binding, send } of senders) {
+      const probe = await send();
+      if (probe !== null) {
+        throw new Error(
+          `the first ${binding} SendMessage failed: ${probe}\n${platform.process.log}`,
+        );
+      }
+      const warm = await runLevel(send, 16, options.warmupSeconds * 1_000);
+      console.log(`warm-up ${binding}: ${warm.requests} requests, ${warm.errors} errors`);
+    }
 
     // The idle platform commits too (dispatcher polls, lease sweeps): measure that rate once, then take it
     // off each level's count, together with the bench's own seven reads per level.
@@ -369,64 +486,118 @@ async function main(): Promise<number> {
       `idle platform: ${(idleRate * 1_000).toFixed(1)} commits/s (background polls and sweeps)`,
     );
 
+    // Within a level the bindings take turns, so that a change in the machine's load over the run falls
+    // on all of them alike.
     const results: LevelResult[] = [];
     for (const concurrency of options.levels) {
-      const eventsBefore = await eventCount(db.pool);
-      const positionBefore = await lastPosition(db.pool);
-      const loadBefore = loadavg()[0] ?? 0;
-      const cpuBefore = await sampleCpu(db.pool, standalonePid, workerPids);
-      const result = await runLevel(url, concurrency, options.seconds * 1_000);
-      const cpuAfter = await sampleCpu(db.pool, standalonePid, workerPids);
-      const eventsAfter = await eventCount(db.pool);
-      const stages = await stagesSince(db.pool, positionBefore);
-      const commitsAfter = await settledCommits(db.pool);
-      const now = performance.now();
-      results.push({
-        ...result,
-        commits:
-          commitsBefore === null || commitsAfter === null
-            ? null
-            : commitsAfter - commitsBefore - 7 - Math.round(idleRate * (now - readAt)),
-        events: eventsAfter - eventsBefore,
-        stages,
-        cpu: cpuSeconds(cpuBefore, cpuAfter),
-        loadBefore,
-      });
-      commitsBefore = commitsAfter;
-      readAt = now;
-      console.log(
-        `concurrency ${concurrency}: done (${result.requests} ok, ${result.errors} errors)`,
-      );
+      for (const { binding, send } of senders) {
+        const eventsBefore = await eventCount(db.pool);
+        const positionBefore = await lastPosition(db.pool);
+        const loadBefore = loadavg()[0] ?? 0;
+        const cpuBefore = await sampleCpu(db.pool, standalonePid, workerPids);
+        const result = await runLevel(send, concurrency, options.seconds * 1_000);
+        const cpuAfter = await sampleCpu(db.pool, standalonePid, workerPids);
+        const eventsAfter = await eventCount(db.pool);
+        const stages = await stagesSince(db.pool, positionBefore);
+        const commitsAfter = await settledCommits(db.pool);
+        const now = performance.now();
+        results.push({
+          binding,
+          ...result,
+          commits:
+            commitsBefore === null || commitsAfter === null
+              ? null
+              : commitsAfter - commitsBefore - 7 - Math.round(idleRate * (now - readAt)),
+          events: eventsAfter - eventsBefore,
+          stages,
+          cpu: cpuSeconds(cpuBefore, cpuAfter),
+          loadBefore,
+        });
+        commitsBefore = commitsAfter;
+        readAt = now;
+        console.log(
+          `${binding}, concurrency ${concurrency}: done (${result.requests} ok, ${result.errors} errors)`,
+        );
+      }
     }
+    // Printed grouped by binding, each in level order.
+    const ordered = options.bindings.flatMap((binding) =>
+      results.filter((r) => r.binding === binding),
+    );
+    const sortedLatencies = new Map(
+      results.map((r) => [r, [...r.latenciesMs].sort((a, b) => a - b)]),
+    );
+    const latencies = (r: LevelResult): number[] => sortedLatencies.get(r) ?? [];
 
     console.log('');
     console.log('## Results');
     const fmt = (n: number, digits = 1): string => (Number.isFinite(n) ? n.toFixed(digits) : '-');
+    const perSecond = (r: LevelResult): number => r.requests / (r.elapsedMs / 1_000);
     console.log(
       table(
-        ['concurrency', 'requests', 'errors', 'requests/s', 'p50 ms', 'p99 ms', 'max ms'],
-        results.map((r) => {
-          const sorted = [...r.latenciesMs].sort((a, b) => a - b);
+        [
+          'binding',
+          'concurrency',
+          'requests',
+          'errors',
+          'requests/s',
+          'p50 ms',
+          'p90 ms',
+          'p99 ms',
+          'max ms',
+        ],
+        ordered.map((r) => {
+          const sorted = latencies(r);
           return [
+            r.binding,
             String(r.concurrency),
             String(r.requests),
             String(r.errors),
-            fmt(r.requests / (r.elapsedMs / 1_000)),
+            fmt(perSecond(r)),
             fmt(percentile(sorted, 50)),
+            fmt(percentile(sorted, 90)),
             fmt(percentile(sorted, 99)),
             fmt(sorted.at(-1) ?? Number.NaN),
           ];
         }),
       ),
     );
+    if (options.bindings.length > 1) {
+      console.log('');
+      console.log('## Bindings side by side (requests/s, p50 ms, p99 ms)');
+      console.log(
+        table(
+          [
+            'binding',
+            ...options.levels.flatMap((level) => [
+              `c=${level} req/s`,
+              `c=${level} p50`,
+              `c=${level} p99`,
+            ]),
+          ],
+          options.bindings.map((binding) => [
+            binding,
+            ...options.levels.flatMap((level) => {
+              const r = results.find((x) => x.binding === binding && x.concurrency === level);
+              if (!r) {
+                return ['-', '-', '-'];
+              }
+              const sorted = latencies(r);
+              return [fmt(perSecond(r)), fmt(percentile(sorted, 50)), fmt(percentile(sorted, 99))];
+            }),
+          ]),
+        ),
+      );
+    }
     console.log('');
     console.log('## Postgres work per request');
     console.log(
       table(
-        ['concurrency', 'events/request', 'commits/request'],
-        results.map((r) => {
+        ['binding', 'concurrency', 'events/request', 'commits/request'],
+        ordered.map((r) => {
           const total = r.requests + r.errors;
           return [
+            r.binding,
             String(r.concurrency),
             total > 0 ? fmt(r.events / total, 2) : '-',
             total > 0 && r.commits !== null ? fmt(r.commits / total, 2) : '-',
@@ -443,6 +614,7 @@ async function main(): Promise<number> {
     console.log(
       table(
         [
+          'binding',
           'concurrency',
           'client p50',
           'submitted→leased',
@@ -450,13 +622,13 @@ async function main(): Promise<number> {
           'WORKING→artifact',
           'artifact→COMPLETED',
           'submitted→COMPLETED',
-          'rest (client p50 − that)',
+          'remainder (client p50 − that)',
         ],
-        results.map((r) => {
-          const sorted = [...r.latenciesMs].sort((a, b) => a - b);
-          const p50 = percentile(sorted, 50);
+        ordered.map((r) => {
+          const p50 = percentile(latencies(r), 50);
           const st = r.stages;
           return [
+            r.binding,
             String(r.concurrency),
             fmt(p50),
             st ? fmt(st.submittedToLease) : '-',
@@ -471,8 +643,8 @@ async function main(): Promise<number> {
     );
     console.log(
       'Stages from events.messages.recorded_at (clock_timestamp() at append) of the tasks each level created;\n' +
-        '"rest" is HTTP, JSON-RPC, the ingress→task-service gRPC hop, the submit transaction up to the append,\n' +
-        'and the blocked call noticing COMPLETED and reading the view.',
+        '"remainder" is the binding (HTTP + JSON-RPC, HTTP+JSON, or gRPC), the ingress→task-service gRPC hop,\n' +
+        'the submit transaction up to the append, and the blocked call noticing COMPLETED and reading the view.',
     );
     if (results.some((r) => r.cpu.get('machine'))) {
       console.log('');
@@ -486,13 +658,14 @@ async function main(): Promise<number> {
       console.log(
         table(
           [
+            'binding',
             'concurrency',
             'load avg before',
             ...groups.map(([, label]) => `${label} % (ms/request)`),
             'whole machine %',
             'other %',
           ],
-          results.map((r) => {
+          ordered.map((r) => {
             const seconds = r.elapsedMs / 1_000;
             const total = r.requests + r.errors;
             const cell = (used: number): string =>
@@ -500,6 +673,7 @@ async function main(): Promise<number> {
             const ours = groups.reduce((sum, [group]) => sum + (r.cpu.get(group) ?? 0), 0);
             const machine = r.cpu.get('machine') ?? 0;
             return [
+              r.binding,
               String(r.concurrency),
               fmt(r.loadBefore, 2),
               ...groups.map(([group]) => cell(r.cpu.get(group) ?? 0)),
@@ -515,8 +689,10 @@ async function main(): Promise<number> {
           'traffic, and any other job running on the machine at the same time.',
       );
     }
-    const errorLines = results.flatMap((r) =>
-      [...r.errorSamples].map(([what, n]) => `concurrency ${r.concurrency}: ${n} x ${what}`),
+    const errorLines = ordered.flatMap((r) =>
+      [...r.errorSamples].map(
+        ([what, n]) => `${r.binding}, concurrency ${r.concurrency}: ${n} x ${what}`,
+      ),
     );
     if (errorLines.length > 0) {
       console.log('');
@@ -525,6 +701,7 @@ async function main(): Promise<number> {
     }
     return results.every((r) => r.requests > 0) ? 0 : 1;
   } finally {
+    senders.forEach((sender) => sender.close());
     await platform?.process.stop().catch(() => undefined);
     await db
       ?.drop()

@@ -709,9 +709,28 @@ describe('errors (§8.3, §9.1 v1.0.1)', () => {
     });
   });
 
-  it('a bad percent-escape in the path is refused with 400', async () => {
-    const reply = await rest('GET', `${base('echo')}/tasks/%ZZ`);
-    expect(reply.status).toBe(400);
+  it('a bad percent-escape in the path is refused with 400 in the google.rpc.Status shape, on every path', async () => {
+    for (const [method, url] of [
+      ['GET', `${base('echo')}/tasks/%ZZ`],
+      ['POST', `${platform.baseUrl}/agents/demo/%E0%A4%A/jsonrpc`],
+      ['GET', `${platform.baseUrl}/agents/demo/%ZZ/.well-known/agent-card.json`],
+    ] as const) {
+      expectRestError(await rest(method, url), {
+        http: 400,
+        status: 'INVALID_ARGUMENT',
+        reason: 'INVALID_REQUEST',
+        domain: PLATFORM_DOMAIN,
+      });
+    }
+  });
+
+  it('a path no binding serves is 404 in the google.rpc.Status shape', async () => {
+    expectRestError(await rest('GET', `${platform.baseUrl}/nothing/here`), {
+      http: 404,
+      status: 'NOT_FOUND',
+      reason: 'METHOD_NOT_FOUND',
+      domain: PLATFORM_DOMAIN,
+    });
   });
 });
 
