@@ -143,6 +143,41 @@ describe('task-service against real Postgres and gRPC', () => {
     expect(fromBob.id).not.toBe(taskOf(a).id);
   });
 
+  it('refuses another message under a used messageId, and changes nothing (§3.3.1: a retry repeats the message)', async () => {
+    const message = userMessage('first');
+    const first = taskOf(
+      await commands.call('sendMessage', idle(alice), {
+        message,
+        configuration: { returnImmediately: true },
+      }),
+    );
+    const before = await db.pool.query('SELECT count(*)::int AS n FROM events.messages');
+    // Key order and snake_case spelling do not make another message: the decoded message is compared.
+    const reordered = {
+      parts: message.parts,
+      role: message.role,
+      message_id: message.messageId,
+    };
+    const retried = taskOf(
+      await commands.call('sendMessage', idle(alice), {
+        message: reordered,
+        configuration: { returnImmediately: true },
+      }),
+    );
+    expect(retried.id).toBe(first.id);
+    await expect(
+      commands.call('sendMessage', idle(alice), {
+        message: { ...message, parts: [{ text: 'second' }] },
+        configuration: { returnImmediately: true },
+      }),
+    ).rejects.toMatchObject({
+      reason: 'INVALID_PARAMS',
+      fieldViolations: [expect.objectContaining({ field: 'message.messageId' })],
+    });
+    const after = await db.pool.query('SELECT count(*)::int AS n FROM events.messages');
+    expect(after.rows[0].n).toBe(before.rows[0].n);
+  });
+
   it('continues an INPUT_REQUIRED task with a new assignment on the same task (§10.3)', async () => {
     const w = await worker();
     const pending = commands.call<SendMessageResponse>('sendMessage', alice, {

@@ -1,5 +1,6 @@
 import {
   applyHistoryLength,
+  canonicalize,
   decodeSendMessageRequest,
   invalidParams,
   isInterruptedState,
@@ -12,7 +13,7 @@ import {
 import type { TaskServiceConfig } from '@lib/config';
 import { decide } from '@lib/task-domain';
 import { Inject, Injectable } from '@nestjs/common';
-import { randomUUID } from 'node:crypto';
+import { createHash, randomUUID } from 'node:crypto';
 import type { PoolClient } from 'pg';
 import { AgentDirectory } from '../agent-directory';
 import { callerMetadata, type CallContext, type Versioned } from '../call-context';
@@ -24,7 +25,9 @@ import { assertAcceptedParts } from './content-types';
 
 /**
  * SendMessage (spec digest §10.3–§10.5): creates a task or continues an interrupted one, durably, before any
- * worker sees it. Idempotent per (tenant, agent, caller, messageId). Blocking unless `returnImmediately`.
+ * worker sees it. Idempotent per (tenant, agent, caller, messageId): repeating the same message is a retry and
+ * gets the first task; another message under a used messageId is refused (its content would otherwise be
+ * dropped). Blocking unless `returnImmediately`.
  */
 @Injectable()
 export class SendMessageHandler {
@@ -93,7 +96,7 @@ export class SendMessageHandler {
       (s) => decide(command, s),
       callerMetadata(ctx),
     );
-    await this.recordMessageId(client, ctx, request.message.messageId, taskId);
+    await this.recordMessageId(client, ctx, request.message, taskId);
     return taskId;
   }
 
@@ -111,13 +114,14 @@ export class SendMessageHandler {
       (s) => decide(command, s),
       callerMetadata(ctx),
     );
-    await this.recordMessageId(client, ctx, message.messageId, taskId);
+    await this.recordMessageId(client, ctx, message, taskId);
     return taskId;
   }
 
   /**
-   * Returns the task an earlier request with the same messageId went to, locking the key for this
-   * transaction otherwise (a concurrent duplicate waits, then finds the first one's task).
+   * Returns the task an earlier request with the same message went to, locking the key for this
+   * transaction otherwise (a concurrent duplicate waits, then finds the first one's task). The same
+   * messageId with another message, or naming another task, is invalid params.
    */
   private async claimMessageId(
     client: PoolClient,
@@ -127,32 +131,53 @@ export class SendMessageHandler {
     await client.query('SELECT pg_advisory_xact_lock(hashtextextended($1, 0))', [
       JSON.stringify([ctx.tenantId, ctx.agentId, ctx.principalId, message.messageId]),
     ]);
-    const found = await client.query<{ task_id: string }>(
-      `SELECT task_id FROM ops.message_ids
+    const found = await client.query<{ task_id: string; message_digest: string | null }>(
+      `SELECT task_id, message_digest FROM ops.message_ids
         WHERE tenant_id = $1 AND agent_id = $2 AND principal_id = $3 AND message_id = $4`,
       [ctx.tenantId, ctx.agentId, ctx.principalId, message.messageId],
     );
-    const earlier = found.rows[0]?.task_id ?? null;
-    if (earlier && message.taskId && earlier !== message.taskId) {
+    const row = found.rows[0];
+    if (!row) {
+      return null;
+    }
+    const sameMessage =
+      row.message_digest === null || row.message_digest === messageDigest(message);
+    if (!sameMessage || (message.taskId && row.task_id !== message.taskId)) {
       throw invalidParams([
-        { field: 'message.messageId', description: `already used for task ${earlier}` },
+        {
+          field: 'message.messageId',
+          description: `already used for another message (task ${row.task_id}); a retry repeats the message unchanged, a new message needs a new messageId`,
+        },
       ]);
     }
-    return earlier;
+    return row.task_id;
   }
 
   private async recordMessageId(
     client: PoolClient,
     ctx: CallContext,
-    messageId: string,
+    message: Message,
     taskId: string,
   ): Promise<void> {
     await client.query(
-      `INSERT INTO ops.message_ids (tenant_id, agent_id, principal_id, message_id, task_id)
-       VALUES ($1, $2, $3, $4, $5)`,
-      [ctx.tenantId, ctx.agentId, ctx.principalId, messageId, taskId],
+      `INSERT INTO ops.message_ids
+         (tenant_id, agent_id, principal_id, message_id, task_id, message_digest)
+       VALUES ($1, $2, $3, $4, $5, $6)`,
+      [
+        ctx.tenantId,
+        ctx.agentId,
+        ctx.principalId,
+        message.messageId,
+        taskId,
+        messageDigest(message),
+      ],
     );
   }
+}
+
+/** SHA-256 of the decoded message's canonical JSON (RFC 8785): equal for a byte-different but same message. */
+function messageDigest(message: Message): string {
+  return createHash('sha256').update(canonicalize(message)).digest('hex');
 }
 
 /** A blocking SendMessage returns once the task is terminal or interrupted (§10.4). */
