@@ -65,6 +65,7 @@ import { cpus, loadavg, totalmem } from 'node:os';
 import { join } from 'node:path';
 import { Client, Pool, type PoolClient } from 'pg';
 import { createClient } from 'redis';
+import { ascending, fmt, percentile, table } from './support/figures';
 import { CLOCK_TICKS, processTicks } from './support/proc-stats';
 
 type Mechanism = 'notify' | 'redis' | 'kafka';
@@ -747,33 +748,6 @@ async function warmUp(
 // ---------------------------------------------------------------------------------------------------------
 // Figures.
 
-function percentile(sorted: number[], p: number): number {
-  if (sorted.length === 0) {
-    return Number.NaN;
-  }
-  const rank = Math.ceil((p / 100) * sorted.length) - 1;
-  return sorted[Math.min(sorted.length - 1, Math.max(0, rank))] ?? Number.NaN;
-}
-
-function sortedOf(values: number[]): number[] {
-  return [...values].sort((a, b) => a - b);
-}
-
-function fmt(n: number, digits = 1): string {
-  return Number.isFinite(n) ? n.toFixed(digits) : '-';
-}
-
-function table(headers: string[], rows: string[][]): string {
-  const widths = headers.map((h, i) => Math.max(h.length, ...rows.map((r) => (r[i] ?? '').length)));
-  const line = (cells: string[]): string =>
-    `| ${cells.map((c, i) => c.padStart(widths[i] ?? 0)).join(' | ')} |`;
-  return [
-    line(headers),
-    `|${widths.map((w) => `${'-'.repeat(w + 1)}:`).join('|')}|`,
-    ...rows.map(line),
-  ].join('\n');
-}
-
 interface Delivery {
   signals: number;
   deliveries: number;
@@ -859,8 +833,8 @@ function latencyRow(
 ): string[] {
   const fromAck = delivery(listeners, new Map(run.results.map((a) => [a.id, a.commitAt])));
   const fromSent = delivery(listeners, new Map(run.results.map((a) => [a.id, a.commitSentAt])));
-  const commit = sortedOf(run.results.map((a) => a.commitAt - a.commitSentAt));
-  const publish = sortedOf(run.results.map((a) => a.doneAt - a.commitAt));
+  const commit = ascending(run.results.map((a) => a.commitAt - a.commitSentAt));
+  const publish = ascending(run.results.map((a) => a.doneAt - a.commitAt));
   const thousands = Math.max(1, run.results.length) / 1_000;
   return [
     label,
@@ -1112,11 +1086,11 @@ async function measureWritePath(
       }
     }
   }
-  const base = sortedOf(samples.get(variants[0]?.label ?? '') ?? []);
+  const base = ascending(samples.get(variants[0]?.label ?? '') ?? []);
   const baseP50 = percentile(base, 50);
   const baseMean = base.reduce((s, n) => s + n, 0) / base.length;
   const sequential = variants.map((v) => {
-    const sorted = sortedOf(samples.get(v.label) ?? []);
+    const sorted = ascending(samples.get(v.label) ?? []);
     const mean = sorted.reduce((s, n) => s + n, 0) / sorted.length;
     return [
       v.label,
@@ -1185,7 +1159,7 @@ async function measureWritePath(
     if (!total) {
       return [variant.label];
     }
-    const times = sortedOf(total.times);
+    const times = ascending(total.times);
     const mean = (name: string): number =>
       (total.waits.get(name) ?? 0) / Math.max(1, total.samples);
     return [

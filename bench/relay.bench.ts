@@ -40,6 +40,7 @@ import {
   type LogTask,
 } from '../apps/relay/test/support/task-log';
 import { createTopic, deleteTopic, topicSize } from '../apps/relay/test/support/topic';
+import { percentile } from './support/figures';
 
 interface Options {
   events: number;
@@ -80,14 +81,6 @@ function parseOptions(argv: string[]): Options {
     }
   }
   return options;
-}
-
-function percentile(sorted: readonly number[], p: number): number {
-  if (sorted.length === 0) {
-    return Number.NaN;
-  }
-  const index = Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1));
-  return sorted[index]!;
 }
 
 const ms = (n: number) => (Number.isFinite(n) ? n.toFixed(1) : '–');

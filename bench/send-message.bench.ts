@@ -17,7 +17,8 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { cpus, loadavg, totalmem } from 'node:os';
 import { performance } from 'node:perf_hooks';
 import type { Pool } from 'pg';
-import { CLOCK_TICKS, machineBusyTicks, processTicks } from './support/proc-stats';
+import { percentile, table } from './support/figures';
+import { CLOCK_TICKS, machineBusyTicks, ticksByPid } from './support/proc-stats';
 
 const BINDINGS = ['jsonrpc', 'rest', 'grpc'] as const;
 type Binding = (typeof BINDINGS)[number];
@@ -148,19 +149,12 @@ async function sampleCpu(
   const backends = await pool.query<{ pid: number }>(
     'SELECT pid FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid()',
   );
-  const ticksOf = (pids: number[]): Map<number, number> =>
-    new Map(
-      pids.flatMap((pid) => {
-        const ticks = processTicks(pid);
-        return ticks === null ? [] : [[pid, ticks] as [number, number]];
-      }),
-    );
   const machine = machineBusyTicks();
   return new Map<CpuGroup, Map<number, number>>([
-    ['client', ticksOf([process.pid])],
-    ['standalone', ticksOf([standalonePid])],
-    ['worker', ticksOf(workerPids)],
-    ['postgres', ticksOf(backends.rows.map((r) => r.pid))],
+    ['client', ticksByPid([process.pid])],
+    ['standalone', ticksByPid([standalonePid])],
+    ['worker', ticksByPid(workerPids)],
+    ['postgres', ticksByPid(backends.rows.map((r) => r.pid))],
     ['machine', machine === null ? new Map() : new Map([[0, machine]])],
   ]);
 }
@@ -406,25 +400,6 @@ async function runLevel(
     latenciesMs,
     errorSamples,
   };
-}
-
-function percentile(sorted: number[], p: number): number {
-  if (sorted.length === 0) {
-    return Number.NaN;
-  }
-  const rank = Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1));
-  return sorted[rank] as number;
-}
-
-function table(headers: string[], rows: string[][]): string {
-  const widths = headers.map((h, i) => Math.max(h.length, ...rows.map((r) => (r[i] ?? '').length)));
-  const line = (cells: string[]): string =>
-    `| ${cells.map((c, i) => c.padStart(widths[i] ?? 0)).join(' | ')} |`;
-  return [
-    line(headers),
-    `|${widths.map((w) => `${'-'.repeat(w + 1)}:`).join('|')}|`,
-    ...rows.map(line),
-  ].join('\n');
 }
 
 async function main(): Promise<number> {

@@ -41,7 +41,8 @@ import { Agent, request } from 'node:http';
 import { cpus, loadavg, totalmem } from 'node:os';
 import { monitorEventLoopDelay, performance } from 'node:perf_hooks';
 import type { Pool } from 'pg';
-import { CLOCK_TICKS, machineBusyTicks, processTicks } from './support/proc-stats';
+import { ascending, fmt, percentile, table } from './support/figures';
+import { CLOCK_TICKS, machineBusyTicks, ticksByPid } from './support/proc-stats';
 
 interface Options {
   latencyCount: number;
@@ -441,30 +442,27 @@ async function sample(pool: Pool, pids: Processes): Promise<Sample> {
   const commits = await pool.query<{ xact_commit: string }>(
     'SELECT xact_commit FROM pg_stat_database WHERE datname = current_database()',
   );
-  const ticksOf = (list: number[]): Map<number, number> =>
-    new Map(
-      list.flatMap((pid) => {
-        const ticks = processTicks(pid);
-        return ticks === null ? [] : [[pid, ticks] as [number, number]];
-      }),
-    );
   const machine = machineBusyTicks();
   const value = commits.rows[0]?.xact_commit;
   return {
     at: wallMs(),
     commits: value === undefined ? null : Number(value),
     ticks: new Map<CpuGroup, Map<number, number>>([
-      ['client', ticksOf([process.pid])],
-      ['ingress', ticksOf([pids.ingress])],
-      ['taskService', ticksOf([pids.taskService])],
-      ['worker', ticksOf([pids.worker])],
+      ['client', ticksByPid([process.pid])],
+      ['ingress', ticksByPid([pids.ingress])],
+      ['taskService', ticksByPid([pids.taskService])],
+      ['worker', ticksByPid([pids.worker])],
       [
         'pgIngress',
-        ticksOf(backends.rows.filter((r) => r.application_name === INGRESS_APP).map((r) => r.pid)),
+        ticksByPid(
+          backends.rows.filter((r) => r.application_name === INGRESS_APP).map((r) => r.pid),
+        ),
       ],
       [
         'pgOther',
-        ticksOf(backends.rows.filter((r) => r.application_name !== INGRESS_APP).map((r) => r.pid)),
+        ticksByPid(
+          backends.rows.filter((r) => r.application_name !== INGRESS_APP).map((r) => r.pid),
+        ),
       ],
       ['machine', machine === null ? new Map() : new Map([[0, machine]])],
     ]),
@@ -598,33 +596,6 @@ function noticeAt(notices: NoticeTimes, taskId: string, version: number): number
 
 // ---------------------------------------------------------------------------------------------------------
 // Statistics and output.
-
-function percentile(sorted: number[], p: number): number {
-  if (sorted.length === 0) {
-    return Number.NaN;
-  }
-  const rank = Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1));
-  return sorted[rank] as number;
-}
-
-function sorted(values: number[]): number[] {
-  return [...values].sort((a, b) => a - b);
-}
-
-function fmt(n: number | null | undefined, digits = 1): string {
-  return n !== null && n !== undefined && Number.isFinite(n) ? n.toFixed(digits) : '-';
-}
-
-function table(headers: string[], rows: string[][]): string {
-  const widths = headers.map((h, i) => Math.max(h.length, ...rows.map((r) => (r[i] ?? '').length)));
-  const line = (cells: string[]): string =>
-    `| ${cells.map((c, i) => c.padStart(widths[i] ?? 0)).join(' | ')} |`;
-  return [
-    line(headers),
-    `|${widths.map((w) => `${'-'.repeat(w + 1)}:`).join('|')}|`,
-    ...rows.map(line),
-  ].join('\n');
-}
 
 /** Latencies of the live (non-snapshot) events of some streams against the log and the notices. */
 interface Latencies {
@@ -1081,9 +1052,9 @@ async function main(): Promise<number> {
       const lat = latencies(records, latencyLog, platform.notices);
       const check = checkStreams(records, latencyLog);
       failed ||= check.ok !== records.length;
-      const total = sorted(lat.total);
-      const toNotice = sorted(lat.toNotice);
-      const afterNotice = sorted(lat.afterNotice);
+      const total = ascending(lat.total);
+      const toNotice = ascending(lat.toNotice);
+      const afterNotice = ascending(lat.afterNotice);
       latencyRows.push([
         group.label,
         String(records.length),
@@ -1148,15 +1119,15 @@ async function main(): Promise<number> {
       const check = checkStreams(run.records, fanLog);
       failed ||= check.ok !== streams;
       const lat = latencies(run.records, fanLog, platform.notices);
-      const total = sorted(lat.total);
-      const windowed = sorted(
+      const total = ascending(lat.total);
+      const windowed = ascending(
         latencies(run.records, fanLog, platform.notices, run.openWindow).total,
       );
-      const afterNotice = sorted(lat.afterNotice);
-      const opens = sorted(
+      const afterNotice = ascending(lat.afterNotice);
+      const opens = ascending(
         run.records.flatMap((r) => (r.firstAt === null ? [] : [r.firstAt - r.openedAt])),
       );
-      const perStream = sorted(check.eventsPerStream);
+      const perStream = ascending(check.eventsPerStream);
       const inWindow = run.records.reduce(
         (n, r) =>
           n +

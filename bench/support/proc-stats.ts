@@ -27,3 +27,13 @@ export function machineBusyTicks(): number | null {
     return null;
   }
 }
+
+/** CPU ticks of each of `pids` that /proc still knows. */
+export function ticksByPid(pids: readonly number[]): Map<number, number> {
+  return new Map(
+    pids.flatMap((pid) => {
+      const ticks = processTicks(pid);
+      return ticks === null ? [] : [[pid, ticks] as [number, number]];
+    }),
+  );
+}

@@ -1,0 +1,32 @@
+/** The figures every benchmark prints: percentiles and right-aligned Markdown tables. */
+
+/** The nearest-rank percentile `p` (0–100) of ascending `sorted` values; NaN when there are none. */
+export function percentile(sorted: readonly number[], p: number): number {
+  if (sorted.length === 0) {
+    return Number.NaN;
+  }
+  const rank = Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1));
+  return sorted[rank] ?? Number.NaN;
+}
+
+/** A sorted copy, ascending. */
+export function ascending(values: readonly number[]): number[] {
+  return [...values].sort((a, b) => a - b);
+}
+
+/** A number with `digits` decimals, or `-` when there is none. */
+export function fmt(n: number | null | undefined, digits = 1): string {
+  return n !== null && n !== undefined && Number.isFinite(n) ? n.toFixed(digits) : '-';
+}
+
+/** A Markdown table with every column right-aligned. */
+export function table(headers: string[], rows: string[][]): string {
+  const widths = headers.map((h, i) => Math.max(h.length, ...rows.map((r) => (r[i] ?? '').length)));
+  const line = (cells: string[]): string =>
+    `| ${cells.map((c, i) => c.padStart(widths[i] ?? 0)).join(' | ')} |`;
+  return [
+    line(headers),
+    `|${widths.map((w) => `${'-'.repeat(w + 1)}:`).join('|')}|`,
+    ...rows.map(line),
+  ].join('\n');
+}
