@@ -1,4 +1,5 @@
 /** The public entry of `@lib/a2a-protocol`: the A2A v1.0 model, ProtoJSON decoding and error mappings. */
+export * from './agent-card.proto-json';
 export * from './binding-errors';
 export * from './errors';
 export * as a2aPb from './generated/lf/a2a/v1/a2a';

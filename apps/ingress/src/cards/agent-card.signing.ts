@@ -1,6 +1,5 @@
-import { canonicalize, type AgentCard } from '@lib/a2a-protocol';
+import { agentCardProtoJson, canonicalize, type AgentCard } from '@lib/a2a-protocol';
 import { createHash, createPublicKey, sign, type KeyObject } from 'node:crypto';
-import { agentCardProtoJson } from './agent-card.proto-json';
 
 /** Where the platform publishes the public keys of its card signatures (RFC 7517 JWK Set). */
 export const JWKS_PATH = '/.well-known/jwks.json';

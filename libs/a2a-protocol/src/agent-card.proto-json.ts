@@ -1,11 +1,5 @@
-import type {
-  AgentCard,
-  FieldDescriptor,
-  FieldKind,
-  JsonObject,
-  JsonValue,
-  MessageDescriptor,
-} from '@lib/a2a-protocol';
+import type { AgentCard, JsonObject, JsonValue } from './model';
+import type { FieldDescriptor, FieldKind, MessageDescriptor } from './proto-json';
 
 // Output-side descriptors of the Agent Card messages (spec digest §4.5, §4.6). They carry exactly what field
 // presence needs: REQUIRED, proto3 `optional`, repeated/map and the message types below.

@@ -1,6 +1,6 @@
-import type { AgentCard } from '@lib/a2a-protocol';
 import { describe, expect, it } from 'vitest';
 import { agentCardProtoJson } from './agent-card.proto-json';
+import type { AgentCard } from './model';
 
 const card = (extra: Partial<AgentCard> = {}): AgentCard => ({
   name: 'Echo',
