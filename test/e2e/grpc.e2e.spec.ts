@@ -165,9 +165,11 @@ afterAll(async () => {
 describe('the server', () => {
   it('listens before the application reports that it started, and says where', () => {
     const log = platform.process.log;
-    const listening = log.search(new RegExp(`A2A gRPC on ${platform.grpcTarget}\\b`));
-    expect(listening, log).toBeGreaterThanOrEqual(0);
-    expect(listening).toBeLessThan(log.indexOf('Nest application successfully started'));
+    const listening = new RegExp(`A2A gRPC on ${platform.grpcTarget}\\b`);
+    const started = 'Nest application successfully started';
+    expect(log).toMatch(listening);
+    expect(log).toContain(started);
+    expect(log.indexOf(started), log).toBeGreaterThan(log.search(listening));
   });
 });
 
