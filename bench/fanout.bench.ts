@@ -61,11 +61,11 @@ import { Kafka, logLevel, Partitioners, type Producer } from 'kafkajs';
 import { fork, type ChildProcess } from 'node:child_process';
 import { randomBytes, randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
-import { cpus, loadavg, totalmem } from 'node:os';
+import { loadavg } from 'node:os';
 import { join } from 'node:path';
 import { Client, Pool, type PoolClient } from 'pg';
 import { createClient } from 'redis';
-import { ascending, fmt, percentile, table } from './support/figures';
+import { ascending, fmt, percentile, printMachine, table } from './support/figures';
 import { CLOCK_TICKS, processTicks } from './support/proc-stats';
 
 type Mechanism = 'notify' | 'redis' | 'kafka';
@@ -1332,7 +1332,6 @@ function localKafkaPid(): number | null {
 
 async function main(): Promise<number> {
   const options = parseOptions(process.argv.slice(2));
-  const cpuList = cpus();
   console.log('# Live fan-out: Postgres NOTIFY vs Redis pub/sub vs Kafka (loopback)');
   console.log(
     `1 publisher, ${options.listeners} listener processes; latency at ${options.rate}/s for ${options.seconds} s and ` +
@@ -1387,12 +1386,7 @@ async function main(): Promise<number> {
     );
     const pgVersion =
       (await db.pool.query<{ version: string }>('SELECT version()')).rows[0]?.version ?? '?';
-    console.log('');
-    console.log('## Machine');
-    console.log(`CPU: ${cpuList[0]?.model.trim() ?? 'unknown'} x ${cpuList.length}`);
-    console.log(`memory: ${(totalmem() / 1024 ** 3).toFixed(1)} GiB`);
-    console.log(`Node: ${process.version}`);
-    console.log(`Postgres: ${pgVersion}`);
+    printMachine(pgVersion);
     console.log(
       `  ${settings.rows.map((r) => `${r.name}=${r.setting}`).join(', ')} (shared_buffers in 8 kB pages)`,
     );

@@ -14,10 +14,10 @@ import { a2aPb } from '@lib/a2a-protocol';
 import { createTestDatabase, sleep, startStandalone, type TestDatabase } from '@lib/testing';
 import { randomUUID } from 'node:crypto';
 import { readdirSync, readFileSync } from 'node:fs';
-import { cpus, loadavg, totalmem } from 'node:os';
+import { cpus, loadavg } from 'node:os';
 import { performance } from 'node:perf_hooks';
 import type { Pool } from 'pg';
-import { percentile, table } from './support/figures';
+import { percentile, printMachine, table } from './support/figures';
 import { CLOCK_TICKS, machineBusyTicks, ticksByPid } from './support/proc-stats';
 
 const BINDINGS = ['jsonrpc', 'rest', 'grpc'] as const;
@@ -417,12 +417,7 @@ async function main(): Promise<number> {
     db = await createTestDatabase('bench');
     const pgVersion =
       (await db.pool.query<{ version: string }>('SELECT version()')).rows[0]?.version ?? '?';
-    console.log('');
-    console.log('## Machine');
-    console.log(`CPU: ${cpuList[0]?.model.trim() ?? 'unknown'} x ${cpuList.length}`);
-    console.log(`memory: ${(totalmem() / 1024 ** 3).toFixed(1)} GiB`);
-    console.log(`Node: ${process.version}`);
-    console.log(`Postgres: ${pgVersion}`);
+    printMachine(pgVersion);
 
     const bootStarted = performance.now();
     platform = await startStandalone({ POSTGRES_URL: db.url });

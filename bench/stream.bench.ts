@@ -38,10 +38,10 @@ import { AGENT_PROFILES, type ExampleAgentId } from '@lib/worker-sdk';
 import { randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { Agent, request } from 'node:http';
-import { cpus, loadavg, totalmem } from 'node:os';
+import { cpus, loadavg } from 'node:os';
 import { monitorEventLoopDelay, performance } from 'node:perf_hooks';
 import type { Pool } from 'pg';
-import { ascending, fmt, percentile, table } from './support/figures';
+import { ascending, fmt, percentile, printMachine, table } from './support/figures';
 import { CLOCK_TICKS, machineBusyTicks, ticksByPid } from './support/proc-stats';
 
 interface Options {
@@ -922,12 +922,7 @@ async function main(): Promise<number> {
     const maxConnections =
       (await db.pool.query<{ max_connections: string }>('SHOW max_connections')).rows[0]
         ?.max_connections ?? '?';
-    console.log('');
-    console.log('## Machine');
-    console.log(`CPU: ${cpuList[0]?.model.trim() ?? 'unknown'} x ${cpuList.length}`);
-    console.log(`memory: ${(totalmem() / 1024 ** 3).toFixed(1)} GiB`);
-    console.log(`Node: ${process.version}`);
-    console.log(`Postgres: ${pgVersion} (max_connections ${maxConnections})`);
+    printMachine(`${pgVersion} (max_connections ${maxConnections})`);
     console.log(
       `load average at start: ${loadavg()
         .map((n) => n.toFixed(2))

@@ -1,4 +1,5 @@
-/** The figures every benchmark prints: percentiles and right-aligned Markdown tables. */
+/** What every benchmark prints: the machine, percentiles and right-aligned Markdown tables. */
+import { cpus, totalmem } from 'node:os';
 
 /** The nearest-rank percentile `p` (0–100) of ascending `sorted` values; NaN when there are none. */
 export function percentile(sorted: readonly number[], p: number): number {
@@ -29,4 +30,15 @@ export function table(headers: string[], rows: string[][]): string {
     `|${widths.map((w) => `${'-'.repeat(w + 1)}:`).join('|')}|`,
     ...rows.map(line),
   ].join('\n');
+}
+
+/** The `## Machine` section every benchmark starts with; `postgres` is the server line to print. */
+export function printMachine(postgres: string): void {
+  const cpuList = cpus();
+  console.log('');
+  console.log('## Machine');
+  console.log(`CPU: ${cpuList[0]?.model.trim() ?? 'unknown'} x ${cpuList.length}`);
+  console.log(`memory: ${(totalmem() / 1024 ** 3).toFixed(1)} GiB`);
+  console.log(`Node: ${process.version}`);
+  console.log(`Postgres: ${postgres}`);
 }

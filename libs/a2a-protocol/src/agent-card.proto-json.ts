@@ -1,5 +1,11 @@
 import type { AgentCard, JsonObject, JsonValue } from './model';
-import type { FieldDescriptor, FieldKind, MessageDescriptor } from './proto-json';
+import {
+  isDefaultValue,
+  isPlainObject,
+  type FieldDescriptor,
+  type FieldKind,
+  type MessageDescriptor,
+} from './proto-json';
 
 // Output-side descriptors of the Agent Card messages (spec digest §4.5, §4.6). They carry exactly what field
 // presence needs: REQUIRED, proto3 `optional`, repeated/map and the message types below.
@@ -232,7 +238,7 @@ const AGENT_CARD_DESCRIPTOR: MessageDescriptor = {
  * descriptor's field order.
  */
 function encodeWithPresence(descriptor: MessageDescriptor, value: unknown): JsonObject {
-  const source = isObject(value) ? value : {};
+  const source = isPlainObject(value) ? value : {};
   const out: JsonObject = {};
   for (const f of descriptor.fields) {
     const raw = source[f.json] ?? source[f.proto];
@@ -259,7 +265,7 @@ function encodeField(f: FieldDescriptor, raw: unknown): JsonValue | undefined {
       : undefined;
   }
   if (f.cardinality === 'map') {
-    const entries = isObject(raw) ? Object.entries(raw) : [];
+    const entries = isPlainObject(raw) ? Object.entries(raw) : [];
     if (entries.length === 0 && !required) {
       return undefined;
     }
@@ -273,33 +279,13 @@ function encodeField(f: FieldDescriptor, raw: unknown): JsonValue | undefined {
     return required ? encodeValue(f.kind, defaultOf(f.kind)) : undefined;
   }
   const explicit = required || f.presence === true || f.oneof !== undefined;
-  return explicit || !isDefault(f.kind, raw) ? encodeValue(f.kind, raw) : undefined;
+  return explicit || !isDefaultValue(f.kind, raw) ? encodeValue(f.kind, raw) : undefined;
 }
 
 function encodeValue(kind: FieldKind, value: unknown): JsonValue {
   return kind.type === 'message'
     ? encodeWithPresence(kind.descriptor, value)
     : (value as JsonValue);
-}
-
-/** Scalars are defaults when zero-like; a message, Struct or Value that is set is never a default. */
-function isDefault(kind: FieldKind, value: unknown): boolean {
-  switch (kind.type) {
-    case 'string':
-    case 'bytes':
-      return value === '';
-    case 'int32':
-      return value === 0;
-    case 'bool':
-      return value === false;
-    case 'enum':
-      return value === kind.values[0] || value === 0;
-    case 'message':
-    case 'struct':
-    case 'value':
-    case 'timestamp':
-      return false;
-  }
 }
 
 function defaultOf(kind: FieldKind): unknown {
@@ -321,8 +307,4 @@ function defaultOf(kind: FieldKind): unknown {
     case 'timestamp':
       return '1970-01-01T00:00:00Z';
   }
-}
-
-function isObject(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
 }

@@ -1081,7 +1081,16 @@ function isDefault(fd: FieldDescriptor, value: unknown): boolean {
   if (fd.cardinality === 'map') {
     return isPlainObject(value) && Object.keys(value).length === 0;
   }
-  switch (fd.kind.type) {
+  return isDefaultValue(fd.kind, value);
+}
+
+/**
+ * Whether one value of a field of this kind is the proto3 default (ProtoJSON omits it without presence):
+ * zero-like scalars and the first enum value (by name or number). A message, Struct, Value or Timestamp that
+ * is set is never a default.
+ */
+export function isDefaultValue(kind: FieldKind, value: unknown): boolean {
+  switch (kind.type) {
     case 'string':
     case 'bytes':
       return value === '';
@@ -1090,14 +1099,14 @@ function isDefault(fd: FieldDescriptor, value: unknown): boolean {
     case 'bool':
       return value === false;
     case 'enum':
-      return value === fd.kind.values[0];
+      return value === kind.values[0] || value === 0;
     case 'message':
     case 'struct':
     case 'value':
     case 'timestamp':
       return false;
     default:
-      return assertNever(fd.kind);
+      return assertNever(kind);
   }
 }
 
@@ -1120,7 +1129,8 @@ function own(input: { [key: string]: unknown }, key: string): unknown {
   return Object.prototype.hasOwnProperty.call(input, key) ? input[key] : undefined;
 }
 
-function isPlainObject(value: unknown): value is { [key: string]: unknown } {
+/** A JSON object: not null, not an array, not a class instance. */
+export function isPlainObject(value: unknown): value is { [key: string]: unknown } {
   if (typeof value !== 'object' || value === null || Array.isArray(value)) {
     return false;
   }

@@ -1,18 +1,20 @@
 import {
   A2aError,
+  asA2aError,
   decodeDeleteTaskPushNotificationConfigRequest,
   decodeGetExtendedAgentCardRequest,
   decodeGetTaskPushNotificationConfigRequest,
   decodeListTaskPushNotificationConfigsRequest,
   decodeSubscribeToTaskRequest,
   decodeTaskPushNotificationConfig,
+  isPlainObject,
   isTerminalState,
   type A2aJsonRpcMethod,
   type AgentCard,
   type Task,
 } from '@lib/a2a-protocol';
 import type { IngressConfig } from '@lib/config';
-import { Inject, Injectable } from '@nestjs/common';
+import { Inject, Injectable, type Logger } from '@nestjs/common';
 import { randomUUID } from 'node:crypto';
 import { ApiKeyAuthenticator } from '../auth/api-key.authenticator';
 import { declaredExtensions } from '../cards/agent-card.builder';
@@ -77,6 +79,18 @@ export interface OpenedStream {
   subscription: TaskSubscription | null;
 }
 
+/**
+ * Any thrown value as the A2aError a binding reports. Unexpected ones leave as INTERNAL with the generic
+ * message; their cause is logged here, once, for every binding.
+ */
+export function reportedError(thrown: unknown, logger: Logger): A2aError {
+  const error = asA2aError(thrown);
+  if (error.reason === 'INTERNAL') {
+    logger.error(thrown instanceof Error ? (thrown.stack ?? thrown.message) : String(thrown));
+  }
+  return error;
+}
+
 export function isStreamingMethod(method: string): method is StreamingMethod {
   return method === 'SendStreamingMessage' || method === 'SubscribeToTask';
 }
@@ -88,6 +102,9 @@ export function isStreamingMethod(method: string): method is StreamingMethod {
  */
 @Injectable()
 export class A2aGateway {
+  /** DEFAULT_AGENT: the agent of `/.well-known/agent-card.json`, reached by tenant-less requests too. */
+  private readonly defaultRoute: AgentRoute | null;
+
   constructor(
     private readonly operations: A2aOperations,
     private readonly auth: ApiKeyAuthenticator,
@@ -95,7 +112,9 @@ export class A2aGateway {
     private readonly cards: SignedAgentCards,
     private readonly feed: TaskEventFeed,
     @Inject(INGRESS_CONFIG) private readonly config: IngressConfig,
-  ) {}
+  ) {
+    this.defaultRoute = parseRoutingTenant(config.DEFAULT_AGENT);
+  }
 
   /**
    * Routes, authenticates and negotiates. Authentication comes before anything about the tenant's agents
@@ -105,7 +124,7 @@ export class A2aGateway {
     if (request.route && !isRoute(request.route)) {
       throw new A2aError('METHOD_NOT_FOUND', 'no agent is hosted at this path');
     }
-    const route = request.route ?? routeByTenant(request.tenants, this.defaultRoute());
+    const route = request.route ?? routeByTenant(request.tenants, this.defaultRoute);
     const principal =
       request.apiKey === undefined && this.agents.isAnonymous(route.tenantId, route.agentId)
         ? { principalId: ANONYMOUS_PRINCIPAL }
@@ -149,11 +168,6 @@ export class A2aGateway {
       activatedExtensions,
       origin: request.origin,
     };
-  }
-
-  /** DEFAULT_AGENT: the agent of `/.well-known/agent-card.json`, reached by tenant-less requests too. */
-  private defaultRoute(): AgentRoute | null {
-    return parseRoutingTenant(this.config.DEFAULT_AGENT);
   }
 
   /** A unary operation; the result is the ProtoJSON of the RPC's response message. */
@@ -327,8 +341,4 @@ function returnImmediately(params: unknown): unknown {
     return params;
   }
   return { ...params, configuration: { ...rest, returnImmediately: true } };
-}
-
-function isPlainObject(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
 }

@@ -5,6 +5,7 @@ import {
   a2aPb,
   invalidParams,
   isA2aMethod,
+  isPlainObject,
   type A2aJsonRpcMethod,
   type MessageDescriptor,
 } from '@lib/a2a-protocol';
@@ -191,7 +192,7 @@ function restoreNullData(json: unknown, message: unknown): void {
     json.forEach((item, index) => restoreNullData(item, message[index]));
     return;
   }
-  if (!isRecord(json) || !isRecord(message) || json === message) {
+  if (!isPlainObject(json) || !isPlainObject(message) || json === message) {
     return;
   }
   for (const [field, value] of Object.entries(json)) {
@@ -201,8 +202,4 @@ function restoreNullData(json: unknown, message: unknown): void {
       restoreNullData(value, message[field]);
     }
   }
-}
-
-function isRecord(value: unknown): value is { [field: string]: unknown } {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
 }

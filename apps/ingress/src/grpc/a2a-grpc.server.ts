@@ -9,7 +9,6 @@ import {
   type UntypedServiceImplementation,
 } from '@grpc/grpc-js';
 import {
-  asA2aError,
   encodeGrpcStatus,
   GRPC_STATUS_DETAILS_KEY,
   toGrpcStatus,
@@ -26,6 +25,7 @@ import {
 import {
   A2aGateway,
   isStreamingMethod,
+  reportedError,
   type A2aSession,
   type InboundRequest,
   type StreamingMethod,
@@ -176,13 +176,7 @@ export class A2aGrpcServer implements OnApplicationBootstrap, OnApplicationShutd
 
   /** The status a failed call ends with; unexpected errors are logged here, once, and leave as INTERNAL. */
   private failure(thrown: unknown): Partial<StatusObject> {
-    const error = asA2aError(thrown);
-    if (error.reason === 'INTERNAL') {
-      this.logger.error(
-        thrown instanceof Error ? (thrown.stack ?? thrown.message) : String(thrown),
-      );
-    }
-    return grpcStatus(error);
+    return grpcStatus(reportedError(thrown, this.logger));
   }
 }
 

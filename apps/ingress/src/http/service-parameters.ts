@@ -27,6 +27,19 @@ export function extensionHeaders(session: A2aSession): Record<string, string> {
     : {};
 }
 
+/**
+ * Headers of an error response: the activated extensions once the request was opened, and for
+ * UNAUTHENTICATED the challenge naming the API-key header (RFC 9110 §11.6.1).
+ */
+export function errorHeaders(error: A2aError, session: A2aSession | null): Record<string, string> {
+  return {
+    ...(session ? extensionHeaders(session) : {}),
+    ...(error.reason === 'UNAUTHENTICATED'
+      ? { 'WWW-Authenticate': `ApiKey header="${API_KEY_HEADER}"` }
+      : {}),
+  };
+}
+
 /** The error that ends a stream abnormally: the client fell behind, or the feed failed. */
 export function streamError(reason: 'overflow' | 'error'): A2aError {
   return reason === 'overflow'

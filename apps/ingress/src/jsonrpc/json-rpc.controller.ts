@@ -1,6 +1,5 @@
 import {
   A2aError,
-  asA2aError,
   isA2aMethod,
   JSON_RPC_ERRORS,
   jsonRpcErrorResponse,
@@ -12,11 +11,20 @@ import {
 import type { IngressConfig } from '@lib/config';
 import { Controller, Inject, Logger, Param, Post, Req, Res } from '@nestjs/common';
 import type { Request, Response } from 'express';
-import { API_KEY_HEADER } from '../auth/api-key.authenticator';
-import { A2aGateway, isStreamingMethod, type A2aSession } from '../gateway/a2a-gateway';
+import {
+  A2aGateway,
+  isStreamingMethod,
+  reportedError,
+  type A2aSession,
+} from '../gateway/a2a-gateway';
 import type { AgentRoute } from '../gateway/agent-route';
 import { readBody } from '../http/read-body';
-import { extensionHeaders, serviceParameters, streamError } from '../http/service-parameters';
+import {
+  errorHeaders,
+  extensionHeaders,
+  serviceParameters,
+  streamError,
+} from '../http/service-parameters';
 import { writeSse } from '../streaming/sse-writer';
 import { INGRESS_CONFIG } from '../tokens';
 
@@ -91,17 +99,9 @@ export class JsonRpcController {
         .status(200)
         .json(jsonRpcResult(id, result ?? {}));
     } catch (thrown) {
-      const error = asA2aError(thrown);
-      if (error.reason === 'INTERNAL') {
-        this.logger.error(
-          thrown instanceof Error ? (thrown.stack ?? thrown.message) : String(thrown),
-        );
-      }
-      if (error.reason === 'UNAUTHENTICATED') {
-        res.setHeader('WWW-Authenticate', `ApiKey header="${API_KEY_HEADER}"`);
-      }
+      const error = reportedError(thrown, this.logger);
       res
-        .set(session ? extensionHeaders(session) : {})
+        .set(errorHeaders(error, session))
         .status(JSON_RPC_ERRORS[error.reason].httpStatus)
         .json(jsonRpcErrorResponse(id ?? jsonRpcRequestIdOf(thrown), error));
     }

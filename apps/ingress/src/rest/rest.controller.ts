@@ -1,12 +1,21 @@
-import { A2aError, asA2aError, toRestErrorBody, type RestErrorBody } from '@lib/a2a-protocol';
+import { A2aError, toRestErrorBody, type RestErrorBody } from '@lib/a2a-protocol';
 import type { IngressConfig } from '@lib/config';
 import { All, Controller, Inject, Logger, Req, Res } from '@nestjs/common';
 import type { Request, Response } from 'express';
-import { API_KEY_HEADER } from '../auth/api-key.authenticator';
-import { A2aGateway, isStreamingMethod, type A2aSession } from '../gateway/a2a-gateway';
+import {
+  A2aGateway,
+  isStreamingMethod,
+  reportedError,
+  type A2aSession,
+} from '../gateway/a2a-gateway';
 import type { AgentRoute } from '../gateway/agent-route';
 import { readBody } from '../http/read-body';
-import { extensionHeaders, serviceParameters, streamError } from '../http/service-parameters';
+import {
+  errorHeaders,
+  extensionHeaders,
+  serviceParameters,
+  streamError,
+} from '../http/service-parameters';
 import { writeSse } from '../streaming/sse-writer';
 import { INGRESS_CONFIG } from '../tokens';
 import {
@@ -116,22 +125,14 @@ export class RestController {
       const result = await this.gateway.call(session, route.rpc, params);
       send(res.set(activated), 200, result ?? {});
     } catch (thrown) {
-      const error = asA2aError(thrown);
-      if (error.reason === 'INTERNAL') {
-        this.logger.error(
-          thrown instanceof Error ? (thrown.stack ?? thrown.message) : String(thrown),
-        );
-      }
+      const error = reportedError(thrown, this.logger);
       if (res.headersSent) {
         // A stream already started; its framing reports abnormal ends itself.
         res.end();
         return;
       }
-      if (error.reason === 'UNAUTHENTICATED') {
-        res.setHeader('WWW-Authenticate', `ApiKey header="${API_KEY_HEADER}"`);
-      }
       const body = toRestErrorBody(error);
-      send(res.set(session ? extensionHeaders(session) : {}), body.error.code, body);
+      send(res.set(errorHeaders(error, session)), body.error.code, body);
     }
   }
 }
