@@ -1417,7 +1417,7 @@ async function main(): Promise<number> {
     } finally {
       await admin.disconnect();
     }
-    const pool = createPool(db.url, 10);
+    const pool = createPool(db.url, { max: 10, applicationName: 'a2a-bench' });
     const setup: Setup = {
       options,
       db,

@@ -984,7 +984,7 @@ async function main(): Promise<number> {
     console.log(`Postgres connections after boot: ${await connections(db.pool)}`);
 
     // The bench's own LISTEN connection: when each task notice (commit) became visible to a listener.
-    listener = new NoticeListener(db.url);
+    listener = new NoticeListener(db.url, { applicationName: 'a2a-bench:listen' });
     await listener.start();
     listener.subscribe((notice) => {
       if (notice.k === 'task' && notice.t === TENANT) {

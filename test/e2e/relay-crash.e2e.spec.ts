@@ -72,7 +72,7 @@ async function startScenario(prefix: string): Promise<Scenario> {
   });
   const scenario: Scenario = {
     db,
-    writers: createPool(db.url, 9),
+    writers: createPool(db.url, { max: 9, applicationName: 'a2a-test:writers' }),
     brokers,
     topic,
     relay,

@@ -1,4 +1,5 @@
 import { loadConfig, workerSchema } from '@lib/config';
+import { exitOnFatalError } from '@lib/observability';
 import { AgentWorker, type AgentExecutor, type ExampleAgentId } from '@lib/worker-sdk';
 import { hostname } from 'node:os';
 import { CountdownAgent } from './countdown.agent';
@@ -48,10 +49,16 @@ async function main(): Promise<number> {
   };
   process.on('SIGTERM', stop);
   process.on('SIGINT', stop);
+  if (process.send) {
+    // Started by a supervisor (`npm start`) with an IPC channel: its closing means the supervisor is gone,
+    // even when it was killed with SIGKILL. Its tasks' leases expire and the platform re-dispatches them.
+    process.once('disconnect', () => process.exit(0));
+  }
   await worker.run();
   return 0;
 }
 
+exitOnFatalError('AgentWorker');
 main().then(
   (code) => process.exit(code),
   (error: unknown) => {

@@ -6,7 +6,13 @@ import {
   type PostgresConfig,
 } from '@lib/config';
 import { createPool } from '@lib/event-store';
-import { Inject, Module, type DynamicModule, type OnApplicationShutdown } from '@nestjs/common';
+import {
+  Inject,
+  Logger,
+  Module,
+  type DynamicModule,
+  type OnApplicationShutdown,
+} from '@nestjs/common';
 import { APP_FILTER } from '@nestjs/core';
 import type { Pool } from 'pg';
 import { ApiKeyAuthenticator } from './auth/api-key.authenticator';
@@ -51,7 +57,15 @@ export class IngressModule {
         { provide: APP_FILTER, useClass: FrameworkErrorsFilter },
         {
           provide: INGRESS_PG_POOL,
-          useFactory: () => createPool(config.POSTGRES_URL, config.POSTGRES_POOL_SIZE),
+          useFactory: () => {
+            const logger = new Logger('IngressPool');
+            return createPool(config.POSTGRES_URL, {
+              max: config.POSTGRES_POOL_SIZE,
+              applicationName: 'a2a-ingress:pool',
+              onConnectionError: (error) =>
+                logger.warn(`database connection lost: ${error.message}`),
+            });
+          },
         },
         IngressPoolCloser,
         { provide: A2aOperations, useClass: TaskServiceOperations },

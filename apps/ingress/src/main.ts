@@ -1,3 +1,4 @@
+import { exitOnFatalError } from '@lib/observability';
 import { NestFactory } from '@nestjs/core';
 import 'reflect-metadata';
 import { IngressModule, ingressConfigFromEnv } from './ingress.module';
@@ -9,6 +10,7 @@ async function bootstrap(): Promise<void> {
   await app.listen(config.INGRESS_PORT, config.INGRESS_HOST);
 }
 
+exitOnFatalError('Ingress');
 bootstrap().catch((error: unknown) => {
   console.error(error);
   process.exit(1);

@@ -1,5 +1,5 @@
 import type { EventMetadata } from '@lib/event-store';
-import type { Pool, PoolClient } from 'pg';
+import type { Client, Pool, PoolClient } from 'pg';
 import type { LogRow } from './task-event-record';
 
 /** A position in commit-safe log order: (writing transaction id, global position). */
@@ -67,7 +67,7 @@ export async function readCommittedLog(
   }));
 }
 
-export async function loadCheckpoint(db: Pool, relayName: string): Promise<LogCursor> {
+export async function loadCheckpoint(db: Pool | Client, relayName: string): Promise<LogCursor> {
   const result = await db.query<{ last_transaction_id: string; last_position: string }>(
     `SELECT last_transaction_id::text AS last_transaction_id, last_position
        FROM ops.relay_checkpoints WHERE relay_name = $1`,
@@ -77,16 +77,21 @@ export async function loadCheckpoint(db: Pool, relayName: string): Promise<LogCu
   return row ? { transactionId: row.last_transaction_id, position: row.last_position } : LOG_START;
 }
 
+/**
+ * Moves the checkpoint forward, never back: a relay that lost its leadership while a batch was in flight
+ * cannot undo the progress of the one that took over.
+ */
 export async function saveCheckpoint(
-  db: Pool,
+  db: Pool | Client,
   relayName: string,
   cursor: LogCursor,
 ): Promise<void> {
   await db.query(
-    `INSERT INTO ops.relay_checkpoints (relay_name, last_transaction_id, last_position)
+    `INSERT INTO ops.relay_checkpoints AS c (relay_name, last_transaction_id, last_position)
      VALUES ($1, $2::xid8, $3)
      ON CONFLICT (relay_name) DO UPDATE SET last_transaction_id = EXCLUDED.last_transaction_id,
-       last_position = EXCLUDED.last_position, updated_at = now()`,
+       last_position = EXCLUDED.last_position, updated_at = now()
+     WHERE (c.last_transaction_id, c.last_position) < (EXCLUDED.last_transaction_id, EXCLUDED.last_position)`,
     [relayName, cursor.transactionId, cursor.position],
   );
 }

@@ -1,6 +1,12 @@
 import { loadConfig, postgresSchema, relaySchema, type RelayConfig } from '@lib/config';
 import { createPool } from '@lib/event-store';
-import { Inject, Module, type DynamicModule, type OnApplicationShutdown } from '@nestjs/common';
+import {
+  Inject,
+  Logger,
+  Module,
+  type DynamicModule,
+  type OnApplicationShutdown,
+} from '@nestjs/common';
 import type { Pool } from 'pg';
 import { KafkajsTaskEventPublisher } from './kafkajs.publisher';
 import { RelayService } from './relay.service';
@@ -27,7 +33,18 @@ export class RelayModule {
       module: RelayModule,
       providers: [
         { provide: RELAY_CONFIG, useValue: config },
-        { provide: RELAY_PG_POOL, useFactory: () => createPool(config.POSTGRES_URL, 3) },
+        {
+          provide: RELAY_PG_POOL,
+          useFactory: () => {
+            const logger = new Logger('RelayPool');
+            return createPool(config.POSTGRES_URL, {
+              max: 3,
+              applicationName: 'a2a-relay:pool',
+              onConnectionError: (error) =>
+                logger.warn(`database connection lost: ${error.message}`),
+            });
+          },
+        },
         RelayPoolCloser,
         { provide: TaskEventPublisher, useClass: KafkajsTaskEventPublisher },
         RelayService,

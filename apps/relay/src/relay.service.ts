@@ -1,5 +1,5 @@
 import type { RelayConfig } from '@lib/config';
-import { NoticeListener } from '@lib/event-store';
+import { NoticeListener, retryDelayMs } from '@lib/event-store';
 import {
   Inject,
   Injectable,
@@ -13,13 +13,21 @@ import { TaskEventPublisher } from './task-event-publisher';
 import { toTaskEventRecord } from './task-event-record';
 import { RELAY_CONFIG, RELAY_PG_POOL } from './tokens';
 
-const RETRY_MS = 1_000;
+const LEADER_POLL_MS = 1_000;
+
+/** The leader's own connection went away: its advisory lock is gone with it. */
+class LeadershipLost extends Error {
+  override readonly name = 'LeadershipLost';
+}
 
 /**
  * Publishes the committed log to Kafka in commit-safe order: read a batch after the checkpoint, publish it,
  * wait for the broker's acknowledgement, then move the checkpoint. A crash between the last two steps
  * re-publishes that batch (at-least-once; consumers dedupe on (taskId, generation)). Relays sharing a name
- * elect one leader with a Postgres advisory lock; the others wait to take over.
+ * elect one leader with a Postgres advisory lock held by a connection of its own; the checkpoint is written
+ * through that connection, so a relay that lost it (and with it the lock) can never move the checkpoint.
+ * Any failure (Postgres, the broker, the leader connection) ends the round: the relay starts over from the
+ * checkpoint after a capped, jittered backoff, with a new producer and a new leader connection.
  */
 @Injectable()
 export class RelayService implements OnApplicationBootstrap, BeforeApplicationShutdown {
@@ -29,6 +37,7 @@ export class RelayService implements OnApplicationBootstrap, BeforeApplicationSh
   private stopping = false;
   private wake: () => void = () => undefined;
   private leaderClient: Client | null = null;
+  private failures = 0;
   /** Events published since start (for benchmarks and logs). */
   published = 0;
 
@@ -37,16 +46,21 @@ export class RelayService implements OnApplicationBootstrap, BeforeApplicationSh
     private readonly publisher: TaskEventPublisher,
     @Inject(RELAY_CONFIG) private readonly config: RelayConfig,
   ) {
-    this.notices = new NoticeListener(config.POSTGRES_URL, (m) => this.logger.warn(m));
+    this.notices = new NoticeListener(config.POSTGRES_URL, {
+      applicationName: 'a2a-relay:listen',
+      warn: (message) => this.logger.warn(message),
+      info: (message) => this.logger.log(message),
+    });
   }
 
   async onApplicationBootstrap(): Promise<void> {
-    await this.notices.start();
     this.notices.subscribe((notice) => {
       if (notice.k === 'task') {
         this.wake();
       }
     });
+    this.notices.onReconnected(() => this.wake());
+    await this.notices.start();
     this.running = this.run();
   }
 
@@ -65,22 +79,44 @@ export class RelayService implements OnApplicationBootstrap, BeforeApplicationSh
       try {
         await this.lead();
       } catch (error) {
-        this.logger.warn(`relay interrupted, retrying: ${String(error)}`);
+        this.failures += 1;
+        const delayMs = retryDelayMs(this.failures - 1);
+        if (this.failures === 1 || this.failures % 20 === 0) {
+          this.logger.warn(
+            `relay interrupted (${this.failures} in a row), retrying in ${delayMs} ms: ${String(error)}`,
+          );
+        }
         // A fresh producer next time: a send that failed may still have been written.
         await this.publisher.disconnect().catch(() => undefined);
         await this.leaderClient?.end().catch(() => undefined);
         this.leaderClient = null;
-        await this.pause(RETRY_MS);
+        await this.pause(delayMs);
       }
     }
   }
 
   /** Becomes the leader (or waits for it), then relays until stopped or an error occurs. */
   private async lead(): Promise<void> {
-    const client = new Client({ connectionString: this.config.POSTGRES_URL });
-    client.on('error', () => undefined);
-    await client.connect();
+    let lost: LeadershipLost | null = null;
+    const client = new Client({
+      connectionString: this.config.POSTGRES_URL,
+      application_name: 'a2a-relay:leader',
+      keepAlive: true,
+      connectionTimeoutMillis: 5_000,
+    });
+    const onLost = (why: string): void => {
+      lost ??= new LeadershipLost(`the leader connection was lost: ${why}`);
+      this.wake();
+    };
+    client.on('error', (error) => onLost(error.message));
+    client.on('end', () => onLost('connection ended'));
     this.leaderClient = client;
+    await client.connect();
+    const assertLeader = (): void => {
+      if (lost) {
+        throw lost;
+      }
+    };
     while (!this.stopping) {
       const lock = await client.query<{ ok: boolean }>(
         'SELECT pg_try_advisory_lock(hashtextextended($1, 0)) AS ok',
@@ -89,18 +125,24 @@ export class RelayService implements OnApplicationBootstrap, BeforeApplicationSh
       if (lock.rows[0]?.ok) {
         break;
       }
-      await this.pause(RETRY_MS);
+      await this.pause(LEADER_POLL_MS);
+      assertLeader();
     }
     if (this.stopping) {
       return;
     }
     await this.publisher.connect();
-    let cursor = await loadCheckpoint(this.pool, this.config.RELAY_NAME);
+    let cursor = await loadCheckpoint(client, this.config.RELAY_NAME);
     this.logger.log(
       `relaying to ${this.config.TASK_EVENTS_TOPIC} after ${cursor.transactionId}/${cursor.position}`,
     );
+    if (this.failures > 0) {
+      this.logger.log(`relay resumed after ${this.failures} failed attempt(s)`);
+      this.failures = 0;
+    }
     while (!this.stopping) {
-      const next = await this.relayBatch(cursor);
+      assertLeader();
+      const next = await this.relayBatch(client, cursor);
       if (next === cursor) {
         await this.pause(this.config.RELAY_IDLE_POLL_MS);
       }
@@ -109,7 +151,7 @@ export class RelayService implements OnApplicationBootstrap, BeforeApplicationSh
   }
 
   /** Publishes one batch; returns the new cursor (the same object when there was nothing to publish). */
-  private async relayBatch(cursor: LogCursor): Promise<LogCursor> {
+  private async relayBatch(leader: Client, cursor: LogCursor): Promise<LogCursor> {
     const rows = await readCommittedLog(this.pool, cursor, this.config.RELAY_BATCH_SIZE);
     const last = rows[rows.length - 1];
     if (!last) {
@@ -117,7 +159,7 @@ export class RelayService implements OnApplicationBootstrap, BeforeApplicationSh
     }
     await this.publisher.publish(this.config.TASK_EVENTS_TOPIC, rows.map(toTaskEventRecord));
     const next = { transactionId: last.transactionId, position: last.globalPosition };
-    await saveCheckpoint(this.pool, this.config.RELAY_NAME, next);
+    await saveCheckpoint(leader, this.config.RELAY_NAME, next);
     this.published += rows.length;
     return next;
   }

@@ -57,7 +57,12 @@ async function setUp(prefix: string): Promise<{
   const topic = uniqueTopic(`relay-int-${prefix}`);
   await createTopic(brokers, topic);
   const db = await createTestDatabase(`relay_${prefix}`);
-  return { db, brokers, topic, writers: createPool(db.url, 17) };
+  return {
+    db,
+    brokers,
+    topic,
+    writers: createPool(db.url, { max: 17, applicationName: 'a2a-test:writers' }),
+  };
 }
 
 async function waitUntil(what: string, check: () => boolean, timeoutMs: number): Promise<void> {

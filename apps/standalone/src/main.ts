@@ -1,5 +1,6 @@
 import { loadConfig, platformSchema, processEnv } from '@lib/config';
-import { createPool, migrate } from '@lib/event-store';
+import { createPool, migrate, whenDatabaseReachable } from '@lib/event-store';
+import { exitOnFatalError } from '@lib/observability';
 import { Logger } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import 'reflect-metadata';
@@ -11,9 +12,18 @@ import { WorkerSupervisor } from './worker-supervisor';
 async function bootstrap(): Promise<void> {
   const logger = new Logger('Standalone');
   const config = loadConfig(platformSchema);
-  await migrate(config.POSTGRES_URL);
-  const pool = createPool(config.POSTGRES_URL, 1);
-  await seedDemoTenant(pool, config).finally(() => pool.end());
+  // A database that is not up yet (a machine booting, a restart in progress) is waited for, not a failure.
+  await whenDatabaseReachable(
+    async () => {
+      await migrate(config.POSTGRES_URL);
+      const pool = createPool(config.POSTGRES_URL, {
+        max: 1,
+        applicationName: 'a2a-standalone:seed',
+      });
+      await seedDemoTenant(pool, config).finally(() => pool.end());
+    },
+    (message) => logger.warn(message),
+  );
 
   const app = await NestFactory.create(StandaloneModule.forRoot(config), { bodyParser: false });
   await app.listen(config.INGRESS_PORT, config.INGRESS_HOST);
@@ -40,6 +50,7 @@ async function bootstrap(): Promise<void> {
   process.once('SIGINT', stop);
 }
 
+exitOnFatalError('Standalone');
 bootstrap().catch((error: unknown) => {
   console.error(error);
   process.exit(1);

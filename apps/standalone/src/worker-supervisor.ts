@@ -2,11 +2,16 @@ import { Logger } from '@nestjs/common';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { join } from 'node:path';
 
+const FIRST_RESTART_DELAY_MS = 100;
 const MAX_RESTART_DELAY_MS = 5_000;
+/** A child that ran this long before it died is restarted quickly again (its crash was not a loop). */
+const STABLE_RUN_MS = 30_000;
 
 /**
  * Runs the example agents as real worker processes (`apps/agents`), restarting one that dies, with backoff.
- * Each process connects to the task-service over gRPC like any external worker would.
+ * Each process connects to the task-service over gRPC like any external worker would. Every child holds an
+ * IPC channel to this process and exits when it closes, so the workers never outlive the platform, even when
+ * it is killed with SIGKILL.
  */
 export class WorkerSupervisor {
   private readonly logger = new Logger(WorkerSupervisor.name);
@@ -19,23 +24,23 @@ export class WorkerSupervisor {
     private readonly env: Record<string, string | undefined>,
   ) {}
 
-  start(agentId: string, restartDelayMs = 100): void {
+  start(agentId: string, restartDelayMs = FIRST_RESTART_DELAY_MS): void {
     const entry = join(__dirname, '..', '..', 'agents', 'src', 'main.js');
     const child = spawn(process.execPath, [entry, agentId], {
       env: { ...this.env, WORKER_TARGET: this.target, WORKER_SECRET: this.secretFor(agentId) },
-      stdio: ['ignore', 'inherit', 'inherit'],
+      stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
     });
+    const startedAt = Date.now();
     this.children.set(agentId, child);
     child.on('exit', (code, signal) => {
       this.children.delete(agentId);
       if (this.stopping) {
         return;
       }
-      this.logger.warn(`worker ${agentId} exited (${signal ?? code}); restarting`);
-      setTimeout(
-        () => this.start(agentId, Math.min(restartDelayMs * 2, MAX_RESTART_DELAY_MS)),
-        restartDelayMs,
-      );
+      const delayMs =
+        Date.now() - startedAt > STABLE_RUN_MS ? FIRST_RESTART_DELAY_MS : restartDelayMs;
+      this.logger.warn(`worker ${agentId} exited (${signal ?? code}); restarting in ${delayMs} ms`);
+      setTimeout(() => this.start(agentId, Math.min(delayMs * 2, MAX_RESTART_DELAY_MS)), delayMs);
     });
   }
 

@@ -17,7 +17,7 @@ async function main(args: string[]): Promise<number> {
   }
   if (command === 'rebuild-task-view') {
     await migrate(config.POSTGRES_URL);
-    const pool = createPool(config.POSTGRES_URL, 2);
+    const pool = createPool(config.POSTGRES_URL, { max: 2, applicationName: 'a2a-cli' });
     try {
       const verify = flag === '--verify';
       const report = await rebuildTaskView(pool, verify ? 'scratch' : 'live');

@@ -14,7 +14,11 @@ import { TASK_SERVICE_CONFIG } from './tokens';
 export class NoticeBus extends NoticeListener implements OnModuleInit, OnModuleDestroy {
   constructor(@Inject(TASK_SERVICE_CONFIG) config: TaskServiceConfig) {
     const logger = new Logger(NoticeBus.name);
-    super(config.POSTGRES_URL, (message) => logger.warn(message));
+    super(config.POSTGRES_URL, {
+      applicationName: 'a2a-task-service:listen',
+      warn: (message) => logger.warn(message),
+      info: (message) => logger.log(message),
+    });
   }
 
   async onModuleInit(): Promise<void> {

@@ -1,6 +1,12 @@
 import { loadConfig, postgresSchema, taskServiceSchema, type TaskServiceConfig } from '@lib/config';
 import { createPool } from '@lib/event-store';
-import { Inject, Module, type DynamicModule, type OnApplicationShutdown } from '@nestjs/common';
+import {
+  Inject,
+  Logger,
+  Module,
+  type DynamicModule,
+  type OnApplicationShutdown,
+} from '@nestjs/common';
 import type { Pool } from 'pg';
 import { AgentDirectory } from './agent-directory';
 import { CancelTaskHandler } from './commands/cancel-task.handler';
@@ -40,7 +46,15 @@ export class TaskServiceModule {
         { provide: TASK_SERVICE_CONFIG, useValue: config },
         {
           provide: PG_POOL,
-          useFactory: () => createPool(config.POSTGRES_URL, config.POSTGRES_POOL_SIZE),
+          useFactory: () => {
+            const logger = new Logger('TaskServicePool');
+            return createPool(config.POSTGRES_URL, {
+              max: config.POSTGRES_POOL_SIZE,
+              applicationName: 'a2a-task-service:pool',
+              onConnectionError: (error) =>
+                logger.warn(`database connection lost: ${error.message}`),
+            });
+          },
         },
         PoolCloser,
         NoticeBus,

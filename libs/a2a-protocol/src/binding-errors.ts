@@ -47,7 +47,11 @@ export interface JsonRpcErrorMapping {
  * UNAUTHENTICATED and PERMISSION_DENIED use -32000: the spec defines no code for them, A2A reserves
  * -32001…-32099 for its own errors, and -32600 would misreport a well-formed request as malformed. -32000 is
  * the one implementation-defined server-error code left, and the ErrorInfo `reason` plus the HTTP status tell
- * the two apart.
+ * them apart.
+ *
+ * UNAVAILABLE (a dependency of the platform is down for a moment; retry the same request) is -32000 too, in an
+ * HTTP 503 with `Retry-After`, so that HTTP clients and proxies see a retryable status. INTERNAL keeps
+ * -32603 with 200: it is a bug, and retrying does not help.
  */
 export const JSON_RPC_ERRORS: Readonly<Record<ErrorReason, JsonRpcErrorMapping>> = {
   TASK_NOT_FOUND: { code: -32001, httpStatus: 200 },
@@ -67,7 +71,7 @@ export const JSON_RPC_ERRORS: Readonly<Record<ErrorReason, JsonRpcErrorMapping>>
   PERMISSION_DENIED: { code: -32000, httpStatus: 403 },
   PAYLOAD_TOO_LARGE: { code: -32602, httpStatus: 413 },
   UNSUPPORTED_MEDIA_TYPE: { code: -32600, httpStatus: 415 },
-  UNAVAILABLE: { code: -32603, httpStatus: 200 },
+  UNAVAILABLE: { code: -32000, httpStatus: 503 },
   INTERNAL: { code: -32603, httpStatus: 200 },
 };
 

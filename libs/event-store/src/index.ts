@@ -1,5 +1,7 @@
+export * from './database-errors';
 export * from './event-store';
 export * from './migrate';
 export * from './notice-listener';
 export * from './notices';
 export * from './postgres';
+export * from './retry-delay';

@@ -17,7 +17,7 @@ export async function createTestDatabase(prefix: string): Promise<TestDatabase> 
   const url = new URL(admin.toString());
   url.pathname = `/${name}`;
   await migrate(url.toString());
-  const pool = createPool(url.toString(), 10);
+  const pool = createPool(url.toString(), { max: 10, applicationName: 'a2a-test' });
   return {
     url: url.toString(),
     pool,

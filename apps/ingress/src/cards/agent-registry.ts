@@ -1,5 +1,6 @@
 import type { AgentExtension, AgentSkill } from '@lib/a2a-protocol';
 import type { IngressConfig } from '@lib/config';
+import { isTransientDatabaseError } from '@lib/event-store';
 import { Inject, Injectable } from '@nestjs/common';
 import type { Pool } from 'pg';
 import { routingTenant } from '../gateway/agent-route';
@@ -33,7 +34,10 @@ export interface HostedAgent {
 
 const CACHE_TTL_MS = 5_000;
 
-/** Looks up hosted agents by (tenant, agent) route, with a short cache. */
+/**
+ * Looks up hosted agents by (tenant, agent) route, with a short cache. While the database cannot be reached,
+ * an agent seen before is served from the cache however old (cards stay discoverable during an outage).
+ */
 @Injectable()
 export class AgentRegistry {
   private readonly cache = new Map<string, { agent: HostedAgent | null; until: number }>();
@@ -58,10 +62,22 @@ export class AgentRegistry {
     if (cached && cached.until > Date.now()) {
       return cached.agent;
     }
-    const result = await this.pool.query<{ profile: AgentProfile }>(
-      'SELECT profile FROM ops.agents WHERE tenant_id = $1 AND agent_id = $2',
-      [tenantId, agentId],
-    );
+    const result = await this.pool
+      .query<{
+        profile: AgentProfile;
+      }>('SELECT profile FROM ops.agents WHERE tenant_id = $1 AND agent_id = $2', [
+        tenantId,
+        agentId,
+      ])
+      .catch((error: unknown) => {
+        if (cached && isTransientDatabaseError(error)) {
+          return null;
+        }
+        throw error;
+      });
+    if (!result) {
+      return cached?.agent ?? null;
+    }
     const row = result.rows[0];
     const agent = row
       ? {

@@ -14,6 +14,7 @@ import {
   type Task,
 } from '@lib/a2a-protocol';
 import type { IngressConfig } from '@lib/config';
+import { isTransientDatabaseError } from '@lib/event-store';
 import { Inject, Injectable, type Logger } from '@nestjs/common';
 import { randomUUID } from 'node:crypto';
 import { ApiKeyAuthenticator } from '../auth/api-key.authenticator';
@@ -79,11 +80,20 @@ export interface OpenedStream {
   subscription: TaskSubscription | null;
 }
 
+/** What a client is told while the platform's database cannot be reached: retry the same request. */
+export function databaseUnavailable(): A2aError {
+  return new A2aError('UNAVAILABLE', 'the platform database is unavailable; retry shortly');
+}
+
 /**
- * Any thrown value as the A2aError a binding reports. Unexpected ones leave as INTERNAL with the generic
- * message; their cause is logged here, once, for every binding.
+ * Any thrown value as the A2aError a binding reports. A database that cannot be reached is UNAVAILABLE (the
+ * client retries). Unexpected errors leave as INTERNAL with the generic message; their cause is logged here,
+ * once, for every binding.
  */
 export function reportedError(thrown: unknown, logger: Logger): A2aError {
+  if (isTransientDatabaseError(thrown)) {
+    return databaseUnavailable();
+  }
   const error = asA2aError(thrown);
   if (error.reason === 'INTERNAL') {
     logger.error(thrown instanceof Error ? (thrown.stack ?? thrown.message) : String(thrown));

@@ -1,4 +1,5 @@
 import { A2aError, toRestErrorBody, type ErrorReason } from '@lib/a2a-protocol';
+import { isTransientDatabaseError } from '@lib/event-store';
 import {
   Catch,
   HttpException,
@@ -7,6 +8,8 @@ import {
   type ExceptionFilter,
 } from '@nestjs/common';
 import type { Response } from 'express';
+import { databaseUnavailable } from '../gateway/a2a-gateway';
+import { errorHeaders } from './service-parameters';
 
 /** Framework statuses and the catalogue reason that describes each. */
 const REASONS: Readonly<Record<number, ErrorReason>> = {
@@ -18,7 +21,8 @@ const REASONS: Readonly<Record<number, ErrorReason>> = {
 /**
  * Errors raised before any binding sees the request (an unknown path, a path with a malformed %-escape,
  * which Express refuses while routing) get the same google.rpc.Status body as the HTTP+JSON binding
- * (spec digest §8.3) instead of the framework's own shape. The bindings catch everything else themselves.
+ * (spec digest §8.3) instead of the framework's own shape, and so do the card routes' failures (a database
+ * that cannot be reached is 503 UNAVAILABLE). The bindings catch everything else themselves.
  */
 @Catch()
 export class FrameworkErrorsFilter implements ExceptionFilter {
@@ -27,6 +31,16 @@ export class FrameworkErrorsFilter implements ExceptionFilter {
   catch(exception: unknown, host: ArgumentsHost): void {
     const res = host.switchToHttp().getResponse<Response>();
     if (res.headersSent) {
+      return;
+    }
+    if (isTransientDatabaseError(exception)) {
+      const error = databaseUnavailable();
+      const body = toRestErrorBody(error);
+      res
+        .status(body.error.code)
+        .set(errorHeaders(error, null))
+        .type('application/a2a+json')
+        .json(body);
       return;
     }
     const status = statusOf(exception);

@@ -27,9 +27,12 @@ export function extensionHeaders(session: A2aSession): Record<string, string> {
     : {};
 }
 
+/** Seconds a client is asked to wait before retrying an UNAVAILABLE answer (HTTP 503 `Retry-After`). */
+export const RETRY_AFTER_SECONDS = 2;
+
 /**
- * Headers of an error response: the activated extensions once the request was opened, and for
- * UNAUTHENTICATED the challenge naming the API-key header (RFC 9110 §11.6.1).
+ * Headers of an error response: the activated extensions once the request was opened; for UNAUTHENTICATED
+ * the challenge naming the API-key header (RFC 9110 §11.6.1); for UNAVAILABLE when to retry (§10.2.4).
  */
 export function errorHeaders(error: A2aError, session: A2aSession | null): Record<string, string> {
   return {
@@ -37,15 +40,22 @@ export function errorHeaders(error: A2aError, session: A2aSession | null): Recor
     ...(error.reason === 'UNAUTHENTICATED'
       ? { 'WWW-Authenticate': `ApiKey header="${API_KEY_HEADER}"` }
       : {}),
+    ...(error.reason === 'UNAVAILABLE' ? { 'Retry-After': String(RETRY_AFTER_SECONDS) } : {}),
   };
 }
 
-/** The error that ends a stream abnormally: the client fell behind, or the feed failed. */
+/**
+ * The error that ends a stream abnormally: the client fell behind, or the task's events could not be read
+ * (the database is away). Both are retryable: the client resumes where it was.
+ */
 export function streamError(reason: 'overflow' | 'error'): A2aError {
   return reason === 'overflow'
     ? new A2aError(
         'UNAVAILABLE',
         'the client did not keep up with the stream; resume with SubscribeToTask and Last-Event-ID',
       )
-    : new A2aError('INTERNAL', 'the stream failed');
+    : new A2aError(
+        'UNAVAILABLE',
+        'the stream was interrupted (the platform database is unavailable); resume with SubscribeToTask and Last-Event-ID',
+      );
 }

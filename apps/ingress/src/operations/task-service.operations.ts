@@ -83,13 +83,36 @@ export class TaskServiceOperations extends A2aOperations implements OnModuleDest
         return unwrap(await invoke(client, method, request));
       } catch (error) {
         if (!isUnreachable(error)) {
-          throw error;
+          throw transportError(error);
         }
         lastError = error;
       }
     }
     throw new A2aError('UNAVAILABLE', `task service unavailable: ${String(lastError)}`);
   }
+}
+
+/**
+ * Transport failures after the call reached a replica (it went away mid-call, was overloaded, ran out of
+ * time) are UNAVAILABLE: their outcome is unknown, and a retry is safe (SendMessage is idempotent by
+ * messageId, the other operations read or are idempotent). Anything else is a bug and stays as it is.
+ */
+const TRANSIENT_TRANSPORT: ReadonlySet<number> = new Set([
+  GrpcStatus.UNAVAILABLE,
+  GrpcStatus.CANCELLED,
+  GrpcStatus.DEADLINE_EXCEEDED,
+  GrpcStatus.ABORTED,
+  GrpcStatus.RESOURCE_EXHAUSTED,
+]);
+
+function transportError(error: unknown): unknown {
+  if (error instanceof A2aError) {
+    return error;
+  }
+  const { code, details } = error as Partial<ServiceError>;
+  return code !== undefined && TRANSIENT_TRANSPORT.has(code)
+    ? new A2aError('UNAVAILABLE', `task service call failed (${details ?? code}); retry shortly`)
+    : error;
 }
 
 function invoke(

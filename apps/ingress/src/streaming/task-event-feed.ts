@@ -20,6 +20,12 @@ export interface StreamItem {
 
 const FALLBACK_POLL_MS = 1_000;
 const READ_BATCH = 500;
+/**
+ * How long a subscription keeps trying when its reads fail (the database is away) before it ends with a
+ * retryable error: a blip (one connection terminated) costs the client nothing, an outage ends the stream
+ * and the client resumes after it with Last-Event-ID.
+ */
+const READ_FAILURE_GRACE_MS = 3_000;
 
 /**
  * Live task events for this ingress replica: woken by Postgres notices from any task-service replica and
@@ -41,20 +47,28 @@ export class TaskEventFeed implements OnModuleInit, OnModuleDestroy {
     this.maxPending = config.STREAM_MAX_PENDING_EVENTS;
     this.stallMs = config.STREAM_STALL_MS;
     const logger = new Logger(TaskEventFeed.name);
-    this.listener = new NoticeListener(config.POSTGRES_URL, (m) => logger.warn(m));
+    this.listener = new NoticeListener(config.POSTGRES_URL, {
+      applicationName: 'a2a-ingress:listen',
+      warn: (message) => logger.warn(message),
+      info: (message) => logger.log(message),
+    });
   }
 
   async onModuleInit(): Promise<void> {
-    await this.listener.start();
     this.listener.subscribe((notice) => {
       if (notice.k === 'task') {
         this.subscribers.get(key(notice.t, notice.id))?.forEach((s) => s.wake(notice.v));
       }
     });
-    this.poller = setInterval(() => {
-      this.subscribers.forEach((set) => set.forEach((s) => s.wake()));
-    }, FALLBACK_POLL_MS);
+    // Notices sent while the LISTEN connection was down are lost: every subscriber reads the log at once.
+    this.listener.onReconnected(() => this.wakeAll());
+    await this.listener.start();
+    this.poller = setInterval(() => this.wakeAll(), FALLBACK_POLL_MS);
     this.poller.unref();
+  }
+
+  private wakeAll(): void {
+    this.subscribers.forEach((set) => set.forEach((s) => s.wake()));
   }
 
   async onModuleDestroy(): Promise<void> {
@@ -122,6 +136,8 @@ export class TaskSubscription {
   private waiter: (() => void) | null = null;
   /** When the buffer last became full and the client has not taken from it since (null: not full). */
   private fullSince: number | null = null;
+  /** When reads started failing, since the last one that worked (null: the last read worked). */
+  private failingSince: number | null = null;
   ended: EndReason | null = null;
 
   constructor(
@@ -157,7 +173,16 @@ export class TaskSubscription {
       return;
     }
     this.reading = this.readNew()
-      .catch(() => this.close('error'))
+      .then(() => {
+        this.failingSince = null;
+      })
+      .catch(() => {
+        // The next wake (a notice or the poll) reads again; past the grace the client is told to resume.
+        this.failingSince ??= Date.now();
+        if (Date.now() - this.failingSince > READ_FAILURE_GRACE_MS) {
+          this.close('error');
+        }
+      })
       .finally(() => {
         this.reading = null;
         if (this.again) {

@@ -1,6 +1,6 @@
 import { a2aPb, type Message } from '@lib/a2a-protocol';
 import type { TaskServiceConfig } from '@lib/config';
-import type { Notice } from '@lib/event-store';
+import { isTransientDatabaseError, type Notice } from '@lib/event-store';
 import { decide, lastUserMessage } from '@lib/task-domain';
 import {
   Inject,
@@ -39,6 +39,9 @@ export class Dispatcher implements OnApplicationBootstrap, OnModuleDestroy {
   private readonly again = new Set<string>();
   private timer: NodeJS.Timeout | null = null;
   private unsubscribe: () => void = () => undefined;
+  private unsubscribeReconnect: () => void = () => undefined;
+  /** Claims failed because the database was unreachable, since the last claim that worked. */
+  private unreachable = 0;
 
   constructor(
     @Inject(PG_POOL) private readonly pool: Pool,
@@ -49,16 +52,21 @@ export class Dispatcher implements OnApplicationBootstrap, OnModuleDestroy {
 
   onApplicationBootstrap(): void {
     this.unsubscribe = this.bus.subscribe((notice) => this.onNotice(notice));
-    this.timer = setInterval(() => {
-      for (const key of this.sessions.keys()) {
-        this.kickKey(key);
-      }
-    }, this.config.SWEEP_INTERVAL_MS);
+    // Work notices sent while the LISTEN connection was down are lost: look for queued work at once.
+    this.unsubscribeReconnect = this.bus.onReconnected(() => this.kickAll());
+    this.timer = setInterval(() => this.kickAll(), this.config.SWEEP_INTERVAL_MS);
     this.timer.unref();
+  }
+
+  private kickAll(): void {
+    for (const key of this.sessions.keys()) {
+      this.kickKey(key);
+    }
   }
 
   async onModuleDestroy(): Promise<void> {
     this.unsubscribe();
+    this.unsubscribeReconnect();
     if (this.timer) {
       clearInterval(this.timer);
     }
@@ -150,7 +158,13 @@ export class Dispatcher implements OnApplicationBootstrap, OnModuleDestroy {
       return;
     }
     const run = this.claimAll(key)
-      .catch((error: unknown) => this.logger.warn(`dispatch failed: ${String(error)}`))
+      .then(() => {
+        if (this.unreachable > 0) {
+          this.logger.log(`dispatching again after ${this.unreachable} failed claim(s)`);
+          this.unreachable = 0;
+        }
+      })
+      .catch((error: unknown) => this.claimFailed(error))
       .finally(() => {
         this.running.delete(key);
         if (this.again.delete(key)) {
@@ -158,6 +172,15 @@ export class Dispatcher implements OnApplicationBootstrap, OnModuleDestroy {
         }
       });
     this.running.set(key, run);
+  }
+
+  /** A failed claim is retried by the next kick (at the latest the next poll); outages are logged once. */
+  private claimFailed(error: unknown): void {
+    if (!isTransientDatabaseError(error)) {
+      this.logger.warn(`dispatch failed: ${String(error)}`);
+    } else if (this.unreachable++ === 0) {
+      this.logger.warn(`dispatch paused, database unreachable: ${String(error)}`);
+    }
   }
 
   private async claimAll(key: string): Promise<void> {

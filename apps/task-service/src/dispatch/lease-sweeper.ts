@@ -1,4 +1,5 @@
 import type { TaskServiceConfig } from '@lib/config';
+import { isTransientDatabaseError } from '@lib/event-store';
 import { decide, type TaskCommand } from '@lib/task-domain';
 import {
   Inject,
@@ -18,12 +19,20 @@ const BATCH = 100;
  * Ends leases whose worker stopped heart-beating (re-dispatch or fail, per the agent's policy) and cancels
  * tasks whose worker did not confirm a cancel before the deadline. Runs on every replica; rows are taken
  * with `FOR UPDATE SKIP LOCKED`, and each decision re-checks the lease epoch, so replicas never double up.
+ *
+ * After the database was unreachable, no lease is expired for one lease TTL: heartbeats could not renew
+ * leases meanwhile, so an overdue lease then says nothing about its worker. Live workers renew theirs within
+ * a heartbeat or two of the return; only the leases of workers that really went away expire after that.
  */
 @Injectable()
 export class LeaseSweeper implements OnApplicationBootstrap, OnModuleDestroy {
   private readonly logger = new Logger(LeaseSweeper.name);
   private timer: NodeJS.Timeout | null = null;
   private sweeping: Promise<void> | null = null;
+  /** The database failed the last sweep: the next successful one starts the grace period. */
+  private databaseAway = false;
+  /** Until when (epoch ms) overdue leases are left alone, after the database came back. */
+  private expiryHeldUntil = 0;
 
   constructor(
     private readonly tasks: TaskRepository,
@@ -34,8 +43,8 @@ export class LeaseSweeper implements OnApplicationBootstrap, OnModuleDestroy {
   onApplicationBootstrap(): void {
     this.timer = setInterval(() => {
       this.sweeping ??= this.sweep()
-        .then(() => undefined)
-        .catch((error: unknown) => this.logger.warn(`sweep failed: ${String(error)}`))
+        .then(() => this.databaseReachable())
+        .catch((error: unknown) => this.sweepFailed(error))
         .finally(() => {
           this.sweeping = null;
         });
@@ -53,7 +62,7 @@ export class LeaseSweeper implements OnApplicationBootstrap, OnModuleDestroy {
   /** One pass; returns how many tasks it changed. */
   async sweep(): Promise<number> {
     let changed = 0;
-    for (let i = 0; i < BATCH; i++) {
+    for (let i = 0; i < BATCH && Date.now() >= this.expiryHeldUntil; i++) {
       const done = await this.expireOne();
       if (done === null) {
         break;
@@ -68,6 +77,27 @@ export class LeaseSweeper implements OnApplicationBootstrap, OnModuleDestroy {
       changed += done;
     }
     return changed;
+  }
+
+  private databaseReachable(): void {
+    if (this.databaseAway) {
+      this.databaseAway = false;
+      this.expiryHeldUntil = Date.now() + this.config.LEASE_TTL_MS;
+      this.logger.log(
+        `database reachable again; leases are not expired for the next ${this.config.LEASE_TTL_MS} ms while workers renew them`,
+      );
+    }
+  }
+
+  private sweepFailed(error: unknown): void {
+    if (!isTransientDatabaseError(error)) {
+      this.logger.warn(`sweep failed: ${String(error)}`);
+      return;
+    }
+    if (!this.databaseAway) {
+      this.databaseAway = true;
+      this.logger.warn(`database unreachable, lease sweeping paused: ${String(error)}`);
+    }
   }
 
   /** Expires one overdue lease; null when none is left. */

@@ -1,5 +1,6 @@
 import type { sendUnaryData, ServerUnaryCall } from '@grpc/grpc-js';
-import { asA2aError, taskPb } from '@lib/a2a-protocol';
+import { A2aError, asA2aError, taskPb } from '@lib/a2a-protocol';
+import { isTransientDatabaseError } from '@lib/event-store';
 import { Injectable, Logger } from '@nestjs/common';
 import type { CallContext, Versioned } from '../call-context';
 import { CancelTaskHandler } from '../commands/cancel-task.handler';
@@ -16,6 +17,8 @@ type Operation = (input: unknown, ctx: CallContext) => Promise<Versioned<unknown
 @Injectable()
 export class TaskCommandController {
   private readonly logger = new Logger(TaskCommandController.name);
+  /** Calls answered UNAVAILABLE since the database was last seen working. */
+  private unavailable = 0;
 
   constructor(
     private readonly sendMessage: SendMessageHandler,
@@ -23,6 +26,20 @@ export class TaskCommandController {
     private readonly getTask: GetTaskQuery,
     private readonly listTasks: ListTasksQuery,
   ) {}
+
+  /**
+   * A database that cannot be reached is UNAVAILABLE (the client may retry the same request: SendMessage is
+   * idempotent by messageId, the rest read or are idempotent), reported once per outage, not per call.
+   */
+  private operationError(thrown: unknown): A2aError {
+    if (!isTransientDatabaseError(thrown)) {
+      return asA2aError(thrown);
+    }
+    if (this.unavailable++ === 0) {
+      this.logger.warn(`answering UNAVAILABLE, the database is unreachable: ${String(thrown)}`);
+    }
+    return new A2aError('UNAVAILABLE', 'the task store is unavailable; retry shortly');
+  }
 
   handlers(): taskPb.TaskCommandServiceServer {
     return {
@@ -69,9 +86,10 @@ export class TaskCommandController {
     try {
       const input: unknown = call.requestJson ? JSON.parse(call.requestJson) : {};
       const { result, version } = await operation(input, ctx);
+      this.unavailable = 0;
       return { responseJson: JSON.stringify(result), version: version ?? 0 };
     } catch (thrown) {
-      const error = asA2aError(thrown);
+      const error = this.operationError(thrown);
       if (error.reason === 'INTERNAL') {
         this.logger.error(
           `operation failed: ${thrown instanceof Error ? (thrown.stack ?? thrown.message) : String(thrown)}`,

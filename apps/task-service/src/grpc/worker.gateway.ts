@@ -14,6 +14,7 @@ import {
   workerPb,
 } from '@lib/a2a-protocol';
 import type { TaskServiceConfig } from '@lib/config';
+import { isTransientDatabaseError } from '@lib/event-store';
 import { decide, WorkerUpdateRejected, type WorkerUpdate } from '@lib/task-domain';
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import { randomUUID } from 'node:crypto';
@@ -59,6 +60,8 @@ export class WorkerGateway {
   ) {}
 
   private readonly sessionsById = new Map<string, WorkerSession>();
+  /** Renewals that failed because the database was unreachable, since the last one that worked. */
+  private failedRenewals = 0;
 
   /** The grpc-js implementation of WorkerService. */
   handlers(): workerPb.WorkerServiceServer {
@@ -201,12 +204,21 @@ export class WorkerGateway {
         ],
       )
       .catch((error: unknown) => {
-        // Unknown outcome: keep the leases as the worker sees them; the next heartbeat tries again.
-        this.logger.warn(`lease renewal failed: ${String(error)}`);
+        // Unknown outcome: keep the leases as the worker sees them; the next heartbeat tries again (and the
+        // sweeper gives leases a full TTL after a database outage before it expires any).
+        if (!isTransientDatabaseError(error)) {
+          this.logger.warn(`lease renewal failed: ${String(error)}`);
+        } else if (this.failedRenewals++ === 0) {
+          this.logger.warn(`lease renewals paused, database unreachable: ${String(error)}`);
+        }
         return null;
       });
     if (!renewed) {
       return;
+    }
+    if (this.failedRenewals > 0) {
+      this.logger.log(`leases renewed again after ${this.failedRenewals} failed renewal(s)`);
+      this.failedRenewals = 0;
     }
     const kept = new Set(renewed.rows.map((row) => row.task_id));
     for (const lease of leases) {
@@ -286,6 +298,14 @@ export class WorkerGateway {
     }
     if (error instanceof A2aError && error.reason === 'INVALID_PARAMS') {
       return grpcError(GrpcStatus.INVALID_ARGUMENT, 'INVALID_UPDATE', error.message);
+    }
+    if (isTransientDatabaseError(error)) {
+      // The worker keeps the update and sends it again (same update id, applied at most once).
+      return grpcError(
+        GrpcStatus.UNAVAILABLE,
+        'UNAVAILABLE',
+        'the task store is unavailable; retry',
+      );
     }
     this.logger.error(`worker update failed: ${String(error)}`);
     return grpcError(GrpcStatus.INTERNAL, 'INTERNAL', 'internal error');
