@@ -43,6 +43,19 @@ export default defineConfig({
           fileParallelism: false,
         },
       },
+      {
+        ...shared,
+        test: {
+          // Faults of the platform's dependencies, injected into private Postgres and Kafka servers of the
+          // suite's own (test/fault/README.md): nothing else on the machine is disturbed.
+          name: 'fault',
+          sequence: { groupOrder: 3 },
+          include: ['test/fault/**/*.fault.spec.ts'],
+          testTimeout: 300_000,
+          hookTimeout: 180_000,
+          fileParallelism: false,
+        },
+      },
     ],
   },
 });

@@ -62,7 +62,9 @@ export class LeaseSweeper implements OnApplicationBootstrap, OnModuleDestroy {
   /** One pass; returns how many tasks it changed. */
   async sweep(): Promise<number> {
     let changed = 0;
-    for (let i = 0; i < BATCH && Date.now() >= this.expiryHeldUntil; i++) {
+    // Right after an outage (seen, or still going on) overdue leases prove nothing: they wait.
+    const expiring = !this.databaseAway && Date.now() >= this.expiryHeldUntil;
+    for (let i = 0; i < BATCH && expiring; i++) {
       const done = await this.expireOne();
       if (done === null) {
         break;
