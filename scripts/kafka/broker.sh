@@ -4,21 +4,26 @@
 #   bash scripts/kafka/broker.sh start     # resolve jars (once), format storage (once), start, wait until ready
 #   bash scripts/kafka/broker.sh stop      # SIGTERM via the pid file, SIGKILL after KAFKA_STOP_TIMEOUT seconds
 #   bash scripts/kafka/broker.sh restart
-#   bash scripts/kafka/broker.sh status    # exit 0 when this checkout's broker runs, 3 when not
+#   bash scripts/kafka/broker.sh status    # exit 0 when this state dir's broker runs, 3 when not
 #
 # Clients connect to 127.0.0.1:9092 (PLAINTEXT); the controller listens on 127.0.0.1:9093.
+# Each state dir (KAFKA_STATE_DIR) is one broker: its pid file, config, logs and data. A second broker runs
+# from the same checkout with a state dir and ports of its own, e.g. for fault tests that stop and kill it:
+#   KAFKA_STATE_DIR=/tmp/k2 KAFKA_PORT=19092 KAFKA_CONTROLLER_PORT=19093 bash scripts/kafka/broker.sh start
 # The broker version is pinned in scripts/kafka/pom.xml (<kafka.version>); see docs/adr/0004.
 #
 # Environment (all optional):
 #   KAFKA_CACHE_DIR       jar cache (default $HOME/.cache/a2a-platform/kafka-<version>); Maven's ~/.m2 is reused too
-#   KAFKA_DATA_DIR        KRaft metadata + topic data (default <repo>/.kafka/data)
+#   KAFKA_STATE_DIR       pid file, config, logs (default <repo>/.kafka); stop, restart and status act on the
+#                         broker of this state dir only
+#   KAFKA_DATA_DIR        KRaft metadata + topic data (default $KAFKA_STATE_DIR/data)
 #   KAFKA_PORT            client port (default 9092); KAFKA_CONTROLLER_PORT (default 9093)
 #   KAFKA_HEAP_OPTS       JVM heap (default -Xmx512m -Xms512m)
 #   KAFKA_START_TIMEOUT   seconds to wait for readiness (default 90); KAFKA_STOP_TIMEOUT (default 30)
 #   KAFKA_SMOKE           1 (default): after a fresh start, also run scripts/kafka/smoke.mjs when the Node
 #                         client is installed; 0 skips it
 #   KAFKA_MVN_ARGS        extra Maven arguments, e.g. -Dmaven.repo.local=/tmp/m2
-# Everything except the jar cache lives under <repo>/.kafka/ (gitignored).
+# Everything except the jar cache lives under the state dir (<repo>/.kafka/ by default, gitignored).
 set -euo pipefail
 
 SCRIPT_DIR="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
@@ -36,7 +41,10 @@ PORT="${KAFKA_PORT:-9092}"
 CONTROLLER_PORT="${KAFKA_CONTROLLER_PORT:-9093}"
 CACHE_DIR="${KAFKA_CACHE_DIR:-${HOME:-$REPO_DIR/.kafka}/.cache/a2a-platform/kafka-$KAFKA_VERSION}"
 LIBS_DIR="$CACHE_DIR/libs"
-STATE_DIR="$REPO_DIR/.kafka"
+DEFAULT_STATE_DIR="$REPO_DIR/.kafka"
+STATE_DIR="${KAFKA_STATE_DIR:-$DEFAULT_STATE_DIR}"
+# Absolute, because the pid check matches the broker's command line, which holds this path.
+[[ "$STATE_DIR" == /* ]] || STATE_DIR="$PWD/$STATE_DIR"
 DATA_DIR="${KAFKA_DATA_DIR:-$STATE_DIR/data}"
 LOG_DIR="$STATE_DIR/logs"
 PID_FILE="$STATE_DIR/broker.pid"
@@ -58,15 +66,21 @@ port_open() { # host port
   timeout 2 bash -c "exec 3<>/dev/tcp/$1/$2" 2>/dev/null
 }
 
+# A zombie counts as dead once its last thread is gone: the broker is detached from this shell, and where pid 1
+# reaps orphans late or never (some container and microVM inits) a stopped broker stays a zombie, which kill -0
+# still reports. While other threads are still exiting, the zombie leader still holds the broker's sockets.
 pid_alive() {
-  [[ -n "${1:-}" ]] && kill -0 "$1" 2>/dev/null
+  [[ -n "${1:-}" ]] && kill -0 "$1" 2>/dev/null || return 1
+  local state threads
+  read -r state threads < <(ps -o stat=,nlwp= -p "$1" 2>/dev/null) || true
+  [[ "${state:-}" != Z* || "${threads:-1}" != 1 ]]
 }
 
 cmdline() { # pid -> its command line, spaces between arguments
   tr '\0' ' ' <"/proc/$1/cmdline" 2>/dev/null || true
 }
 
-# The pid from our pid file, if that process is alive and is the broker started from this checkout.
+# The pid from our pid file, if that process is alive and is the broker started with this state dir's config.
 our_pid() {
   [[ -f "$PID_FILE" ]] || return 1
   local pid
@@ -311,11 +325,19 @@ cmd_start() {
     local other
     other="$(listener_pid)"
     if [[ -n "$other" && "$(cmdline "$other")" == *" kafka.Kafka "* ]]; then
-      log "a Kafka broker not started from this checkout already serves $HOST:$PORT (pid $other); using it"
+      # Only the default broker adopts a foreign one. A caller that asked for a state dir of its own wants a
+      # broker that its 'stop' ends, never another one (say this checkout's default broker).
+      [[ "$STATE_DIR" == "$DEFAULT_STATE_DIR" ]] ||
+        die "$HOST:$PORT is served by another Kafka broker (pid $other:" \
+          "$(cmdline "$other" | grep -o 'kafka.Kafka .*')); choose another KAFKA_PORT for $STATE_DIR"
+      log "a Kafka broker not started with $CONFIG already serves $HOST:$PORT (pid $other); using it"
       log "('stop' here will not end it: $(cmdline "$other" | grep -o 'kafka.Kafka .*'))"
       return 0
     fi
     die "$HOST:$PORT is taken by another program${other:+ (pid $other: $(cmdline "$other" | cut -c1-120))}"
+  fi
+  if port_open "$HOST" "$CONTROLLER_PORT"; then
+    die "the controller port $HOST:$CONTROLLER_PORT is taken by another program (set KAFKA_CONTROLLER_PORT)"
   fi
   rm -f "$PID_FILE"
   resolve_classpath
@@ -335,7 +357,7 @@ cmd_stop() {
   local pid
   if ! pid="$(our_pid)"; then
     rm -f "$PID_FILE"
-    log "not running (from this checkout)"
+    log "not running (from $STATE_DIR)"
     return 0
   fi
   log "stopping pid $pid (SIGTERM, up to ${STOP_TIMEOUT} s)"
@@ -365,7 +387,7 @@ cmd_status() {
     return 0
   fi
   if port_open "$HOST" "$PORT"; then
-    log "not started from this checkout, but something listens on $HOST:$PORT"
+    log "not started from $STATE_DIR, but something listens on $HOST:$PORT"
     return 3
   fi
   log "not running"

@@ -1,0 +1,77 @@
+/**
+ * `pg_terminate_backend` of each kind of platform connection in turn, under load (issue #8): the pools of the
+ * task-service, the ingress and the relay (the relay's log reader), the three LISTEN connections and the
+ * relay's leader connection. Every connection says what it is in `application_name` (`<app>:<role>`), so one
+ * kind at a time is cut. The long-lived ones (LISTEN, leader) must come back by themselves.
+ */
+import { afterEach, describe, expect, it } from 'vitest';
+import { startFaultPlatform, type FaultPlatform } from './support/fault-platform';
+import { runFault, sleep } from './support/fault-run';
+
+const KINDS = [
+  'a2a-task-service:pool',
+  'a2a-task-service:listen',
+  'a2a-ingress:pool',
+  'a2a-ingress:listen',
+  'a2a-relay:pool',
+  'a2a-relay:leader',
+  'a2a-relay:listen',
+] as const;
+/** Connections the platform holds all the time (pools open theirs on demand). */
+const LONG_LIVED = KINDS.filter((kind) => !kind.endsWith(':pool'));
+
+describe('platform connections terminated one kind at a time, under load', () => {
+  let platform: FaultPlatform | null = null;
+
+  afterEach(async () => {
+    await platform?.close();
+    platform = null;
+  });
+
+  it('each kind is re-established (LISTEN re-subscribes, the relay re-elects itself), clients see only retryable answers', async () => {
+    platform = await startFaultPlatform('pg-terminate');
+    const { postgres } = platform;
+    const terminated: Record<string, number> = {};
+    const backAfterMs: Record<string, number | null> = {};
+    await runFault({
+      label: 'pg_terminate_backend of each connection kind',
+      platform,
+      // A terminated pool connection fails the one request that was using it: UNAVAILABLE.
+      allowedFailures:
+        /^(HTTP 503 JSON-RPC -32000 UNAVAILABLE|HTTP 503 REST UNAVAILABLE|gRPC UNAVAILABLE UNAVAILABLE)$/,
+      inject: async () => {
+        const faultAt = Date.now();
+        for (const kind of KINDS) {
+          terminated[kind] = await postgres.terminateBackends(kind);
+          const cutAt = Date.now();
+          backAfterMs[kind] = null;
+          while (Date.now() - cutAt < 10_000) {
+            const groups = await postgres.backends();
+            if (groups.some((g) => g.applicationName === kind && g.count > 0)) {
+              backAfterMs[kind] = Date.now() - cutAt;
+              break;
+            }
+            await sleep(50);
+          }
+          await sleep(1_500);
+        }
+        return { faultAt, returnedAt: Date.now() };
+      },
+    });
+    console.log(
+      `[fault] connections terminated per kind ${JSON.stringify(terminated)}; back after (ms) ${JSON.stringify(backAfterMs)}`,
+    );
+    for (const kind of KINDS) {
+      expect(terminated[kind], `${kind} connections existed and were terminated`).toBeGreaterThan(
+        0,
+      );
+    }
+    for (const kind of LONG_LIVED) {
+      expect(backAfterMs[kind], `${kind} came back by itself`).not.toBeNull();
+      expect(backAfterMs[kind] ?? Infinity).toBeLessThan(5_000);
+    }
+    const log = platform.process.log;
+    expect(log.match(/notice connection re-established/g)?.length ?? 0).toBeGreaterThanOrEqual(3);
+    expect(log).toMatch(/LeadershipLost/);
+  });
+});
