@@ -30,8 +30,10 @@ export interface FaultPlatform {
   process: PlatformProcess;
   baseUrl: string;
   grpcTarget: string;
-  /** SIGKILLs the platform process (nothing else) and starts it again on the same ports and database. */
-  killAndRestart(): Promise<{ killedAt: number; readyAt: number }>;
+  /** SIGKILLs the platform process (nothing else). */
+  kill(): Promise<void>;
+  /** Starts the platform process again on the same ports and database; resolves when it serves. */
+  restart(): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -73,12 +75,10 @@ export async function startFaultPlatform(
       process: started.process,
       baseUrl: started.baseUrl,
       grpcTarget: started.grpcTarget,
-      async killAndRestart() {
-        const killedAt = Date.now();
-        await started.process.kill();
+      kill: () => started.process.kill(),
+      async restart() {
         started.process.start();
         await waitUntilServing(started.process);
-        return { killedAt, readyAt: Date.now() };
       },
       async close() {
         await started.process.stop();
