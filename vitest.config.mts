@@ -47,7 +47,7 @@ export default defineConfig({
         ...shared,
         test: {
           // Faults of the platform's dependencies, injected into private Postgres and Kafka servers of the
-          // suite's own (test/fault/README.md): nothing else on the machine is disturbed.
+          // suite's own (docs/failure-model.md): nothing else on the machine is disturbed.
           name: 'fault',
           sequence: { groupOrder: 3 },
           include: ['test/fault/**/*.fault.spec.ts'],
