@@ -57,15 +57,12 @@ export class IngressModule {
         { provide: APP_FILTER, useClass: FrameworkErrorsFilter },
         {
           provide: INGRESS_PG_POOL,
-          useFactory: () => {
-            const logger = new Logger('IngressPool');
-            return createPool(config.POSTGRES_URL, {
+          useFactory: () =>
+            createPool(config.POSTGRES_URL, {
               max: config.POSTGRES_POOL_SIZE,
               applicationName: 'a2a-ingress:pool',
-              onConnectionError: (error) =>
-                logger.warn(`database connection lost: ${error.message}`),
-            });
-          },
+              warn: (message) => Logger.warn(message, 'IngressPool'),
+            }),
         },
         IngressPoolCloser,
         { provide: A2aOperations, useClass: TaskServiceOperations },

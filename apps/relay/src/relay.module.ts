@@ -35,15 +35,12 @@ export class RelayModule {
         { provide: RELAY_CONFIG, useValue: config },
         {
           provide: RELAY_PG_POOL,
-          useFactory: () => {
-            const logger = new Logger('RelayPool');
-            return createPool(config.POSTGRES_URL, {
+          useFactory: () =>
+            createPool(config.POSTGRES_URL, {
               max: 3,
               applicationName: 'a2a-relay:pool',
-              onConnectionError: (error) =>
-                logger.warn(`database connection lost: ${error.message}`),
-            });
-          },
+              warn: (message) => Logger.warn(message, 'RelayPool'),
+            }),
         },
         RelayPoolCloser,
         { provide: TaskEventPublisher, useClass: KafkajsTaskEventPublisher },

@@ -46,15 +46,12 @@ export class TaskServiceModule {
         { provide: TASK_SERVICE_CONFIG, useValue: config },
         {
           provide: PG_POOL,
-          useFactory: () => {
-            const logger = new Logger('TaskServicePool');
-            return createPool(config.POSTGRES_URL, {
+          useFactory: () =>
+            createPool(config.POSTGRES_URL, {
               max: config.POSTGRES_POOL_SIZE,
               applicationName: 'a2a-task-service:pool',
-              onConnectionError: (error) =>
-                logger.warn(`database connection lost: ${error.message}`),
-            });
-          },
+              warn: (message) => Logger.warn(message, 'TaskServicePool'),
+            }),
         },
         PoolCloser,
         NoticeBus,

@@ -24,14 +24,14 @@ async function eventually(
 describe('connections that survive their server (private Postgres server)', () => {
   let server: PostgresServer;
   let pool: Pool;
-  const lost: Error[] = [];
+  const lost: string[] = [];
 
   beforeAll(async () => {
     server = await PostgresServer.start({ name: 'event-store-connections' });
     pool = createPool(server.url(), {
       max: 4,
       applicationName: 'a2a-test:pool',
-      onConnectionError: (error) => lost.push(error),
+      warn: (message) => lost.push(message),
     });
   });
 

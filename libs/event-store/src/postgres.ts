@@ -12,8 +12,8 @@ export interface PoolOptions {
   applicationName: string;
   /** Longest wait for a new connection before the query fails (transient). Default: 5 000 ms. */
   connectTimeoutMs?: number;
-  /** Told about each connection that broke; the pool replaces it on the next checkout. */
-  onConnectionError?: (error: Error) => void;
+  /** Told about each connection that broke (the pool replaces it on the next checkout). */
+  warn?: (message: string) => void;
 }
 
 /**
@@ -30,7 +30,8 @@ export function createPool(connectionString: string, options: PoolOptions): Pool
     connectionTimeoutMillis: options.connectTimeoutMs ?? 5_000,
     keepAlive: true,
   });
-  const report = options.onConnectionError ?? (() => undefined);
+  const warn = options.warn ?? (() => undefined);
+  const report = (error: Error): void => warn(`database connection lost: ${error.message}`);
   // pg-pool listens for errors only on idle clients; a checked-out client between two queries (inside a
   // transaction, say) would otherwise emit its error with nobody listening, which ends the process.
   pool.on('connect', (client) => client.on('error', report));

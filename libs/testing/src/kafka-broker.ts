@@ -5,6 +5,7 @@ import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
+import { commandOutcome } from './command-outcome';
 import { freePort, repoRoot, sleep } from './platform-processes';
 
 const execFileAsync = promisify(execFile);
@@ -156,20 +157,6 @@ export class KafkaBroker {
       );
     }
   }
-}
-
-/** A failed execFile's exit code or signal and its output (Node's own message repeats stderr). */
-function commandOutcome(err: unknown): string {
-  const failure = err as {
-    code?: number | string;
-    signal?: string | null;
-    stdout?: string;
-    stderr?: string;
-  };
-  const how = failure.signal
-    ? `killed by ${String(failure.signal)}`
-    : `exit code ${String(failure.code)}`;
-  return `${how}\n${failure.stdout ?? ''}${failure.stderr ?? ''}`;
 }
 
 async function twoFreePorts(): Promise<[number, number]> {

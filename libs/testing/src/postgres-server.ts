@@ -6,6 +6,7 @@ import { tmpdir } from 'node:os';
 import { delimiter, join } from 'node:path';
 import { promisify } from 'node:util';
 import { Client } from 'pg';
+import { commandOutcome } from './command-outcome';
 import { freePort, sleep } from './platform-processes';
 
 const execFileAsync = promisify(execFile);
@@ -292,20 +293,6 @@ export class PostgresServer {
       return '(no server log)';
     }
   }
-}
-
-/** A failed execFile's exit code or signal and its output (Node's own message repeats stderr). */
-function commandOutcome(err: unknown): string {
-  const failure = err as {
-    code?: number | string;
-    signal?: string | null;
-    stdout?: string;
-    stderr?: string;
-  };
-  const how = failure.signal
-    ? `killed by ${String(failure.signal)}`
-    : `exit code ${String(failure.code)}`;
-  return `${how}\n${failure.stdout ?? ''}${failure.stderr ?? ''}`;
 }
 
 /** Lower-case letters, digits and dashes only: the name goes into a path and a config string. */
