@@ -1,4 +1,11 @@
-import type { ListTasksResponse, SendMessageResponse, Task } from '@lib/a2a-protocol';
+import {
+  a2aPb,
+  type ListTasksResponse,
+  type SendMessageResponse,
+  type Task,
+  type TaskStateName,
+  type workerPb,
+} from '@lib/a2a-protocol';
 import { createTestDatabase, RawWorker, workerErrorReason, type TestDatabase } from '@lib/testing';
 import type { INestApplicationContext } from '@nestjs/common';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -267,6 +274,65 @@ describe('task-service against real Postgres and gRPC', () => {
     ).toBe(v1 + 1);
     const task = await commands.call<Task>('getTask', alice, { id: sent.id });
     expect(task.artifacts).toEqual([chunk]);
+    w.disconnect();
+  });
+
+  it('applies updates sent together as one change, and refuses a batch with an illegal update whole', async () => {
+    const w = await worker();
+    const sent = taskOf(
+      await commands.call('sendMessage', alice, {
+        message: userMessage('batch'),
+        configuration: { returnImmediately: true },
+      }),
+    );
+    const job = await w.nextAssignment();
+    const status = (state: TaskStateName): workerPb.ExecutionUpdate => ({
+      status: a2aPb.TaskStatus.fromJSON({ state }),
+    });
+    const artifact: workerPb.ExecutionUpdate = {
+      artifact: {
+        artifact: a2aPb.Artifact.fromJSON({ artifactId: 'b', parts: [{ text: 'out' }] }),
+        append: false,
+        lastChunk: true,
+      },
+    };
+    const refused = await w
+      .publishBatch(job.taskId, job.leaseEpoch, [
+        status('TASK_STATE_WORKING'),
+        status('TASK_STATE_SUBMITTED'),
+      ])
+      .catch((e: unknown) => e);
+    expect(workerErrorReason(refused)).toBe('INVALID_TRANSITION');
+    const mixed = await w
+      .publish({
+        taskId: job.taskId,
+        leaseEpoch: job.leaseEpoch,
+        updateId: '',
+        updates: [artifact],
+        status: a2aPb.TaskStatus.fromJSON({ state: 'TASK_STATE_WORKING' }),
+      })
+      .catch((e: unknown) => e);
+    expect(workerErrorReason(mixed)).toBe('INVALID_UPDATE');
+    const before = await commands.call<Task>('getTask', alice, { id: sent.id });
+    expect(before.status.state).toBe('TASK_STATE_SUBMITTED');
+
+    const version = await w.publishBatch(
+      job.taskId,
+      job.leaseEpoch,
+      [status('TASK_STATE_WORKING'), artifact, status('TASK_STATE_COMPLETED')],
+      'b-1',
+    );
+    const task = await commands.call<Task>('getTask', alice, { id: sent.id });
+    expect(task.status.state).toBe('TASK_STATE_COMPLETED');
+    expect(task.artifacts).toEqual([{ artifactId: 'b', parts: [{ text: 'out' }] }]);
+    // Submitted, leased, then the three updates: one append of three events.
+    expect(version).toBe(5);
+    const rows = await db.pool.query<{ n: string }>(
+      `SELECT count(DISTINCT transaction_id) AS n FROM events.messages
+        WHERE stream_id = $1 AND stream_version > 2`,
+      [`task:acme:${sent.id}`],
+    );
+    expect(Number(rows.rows[0]?.n)).toBe(1);
     w.disconnect();
   });
 

@@ -10,7 +10,7 @@ import {
 import type { TaskCommand, WorkerUpdate } from './task.commands';
 import { WorkerUpdateRejected } from './task.errors';
 import type { TaskEvent } from './task.events';
-import { assertNever, type PresentTask, type TaskAggregate } from './task.state';
+import { assertNever, foldTask, type PresentTask, type TaskAggregate } from './task.state';
 import { canTransition } from './task.transitions';
 
 /**
@@ -236,4 +236,19 @@ function applyWorkerUpdate(
 
 function statusEvent(status: TaskStatus): TaskEvent {
   return { type: 'TaskStatusUpdated', data: { status } };
+}
+
+/**
+ * Decides several commands as one change: each on the state the earlier ones left, all or none (the first
+ * refusal throws). Used for updates a worker produced together and for accepting and leasing a task at once.
+ */
+export function decideAll(commands: readonly TaskCommand[], state: TaskAggregate): TaskEvent[] {
+  const events: TaskEvent[] = [];
+  let current = state;
+  for (const command of commands) {
+    const decided = decide(command, current);
+    events.push(...decided);
+    current = foldTask(decided, current);
+  }
+  return events;
 }

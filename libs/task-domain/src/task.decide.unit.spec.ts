@@ -9,7 +9,7 @@ import {
 } from '@lib/a2a-protocol';
 import { describe, expect, it } from 'vitest';
 import type { LeasePolicy, TaskCommand, WorkerUpdate } from './task.commands';
-import { decide } from './task.decide';
+import { decide, decideAll } from './task.decide';
 import { WorkerUpdateRejected, type WorkerErrorReason } from './task.errors';
 import type { TaskEvent } from './task.events';
 import { evolve, foldTask, initialTaskState, type TaskAggregate } from './task.state';
@@ -791,5 +791,56 @@ describe('decide + evolve on random command sequences (property)', () => {
     expect(totalEvents).toBeGreaterThan(runs * 3);
     expect(terminalRuns).toBeGreaterThan(runs / 4);
     expect(rejections).toBeGreaterThan(0);
+  });
+});
+
+describe('decideAll', () => {
+  const leased = foldTask([submitted, leaseGranted(1)]);
+
+  it('decides each command on the state the earlier ones left', () => {
+    const events = decideAll(
+      [
+        workerUpdate(1, { kind: 'status', status: { state: 'TASK_STATE_WORKING' } }),
+        workerUpdate(1, { kind: 'status', status: { state: 'TASK_STATE_COMPLETED' } }),
+      ],
+      leased,
+    );
+    expect(events).toEqual([
+      statusUpdated('TASK_STATE_WORKING'),
+      statusUpdated('TASK_STATE_COMPLETED'),
+    ]);
+  });
+
+  it('refuses the whole change when a later command is refused', () => {
+    expect(() =>
+      decideAll(
+        [
+          workerUpdate(1, { kind: 'status', status: { state: 'TASK_STATE_COMPLETED' } }),
+          workerUpdate(1, { kind: 'status', status: { state: 'TASK_STATE_WORKING' } }),
+        ],
+        leased,
+      ),
+    ).toThrow(WorkerUpdateRejected);
+  });
+
+  it('accepts and leases a new task in one change', () => {
+    const events = decideAll(
+      [
+        {
+          type: 'SubmitTask',
+          taskId: TASK_ID,
+          contextId: CONTEXT_ID,
+          agentId: 'agt_1',
+          ownerId: 'usr_1',
+          message: message('ROLE_USER', 'hi'),
+          now: NOW,
+        },
+        { type: 'GrantLease', workerId: 'wrk_9', leaseTtlMs: 30_000, now: NOW },
+      ],
+      initialTaskState(),
+    );
+    expect(events.map((e) => e.type)).toEqual(['TaskSubmitted', 'TaskLeaseGranted']);
+    const after = foldTask(events);
+    expect(after.status === 'present' && after.work).toBe('leased');
   });
 });

@@ -99,6 +99,7 @@ export class RawWorker {
       taskId,
       leaseEpoch,
       updateId,
+      updates: [],
       status: a2aPb.TaskStatus.fromJSON(status),
     });
   }
@@ -113,6 +114,7 @@ export class RawWorker {
       taskId,
       leaseEpoch,
       updateId,
+      updates: [],
       message: a2aPb.Message.fromJSON(message),
     });
   }
@@ -129,11 +131,23 @@ export class RawWorker {
       taskId,
       leaseEpoch,
       updateId,
+      updates: [],
       artifact: { artifact: a2aPb.Artifact.fromJSON(artifact), append, lastChunk },
     });
   }
 
-  private publish(request: workerPb.PublishUpdateRequest): Promise<number> {
+  /** Several updates in one request, applied as one change (all or none). */
+  publishBatch(
+    taskId: string,
+    leaseEpoch: number,
+    updates: workerPb.ExecutionUpdate[],
+    updateId = '',
+  ): Promise<number> {
+    return this.publish({ taskId, leaseEpoch, updateId, updates });
+  }
+
+  /** Sends a request as it is, however malformed. */
+  publish(request: workerPb.PublishUpdateRequest): Promise<number> {
     return new Promise((resolve, reject) => {
       this.client.publishUpdate(request, this.metadata(), (error, response) =>
         error ? reject(error) : resolve(response.version),

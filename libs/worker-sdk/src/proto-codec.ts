@@ -3,23 +3,31 @@ import type { ExecutionUpdate } from './agent-executor';
 
 // The generated `toJSON` produces exactly the ProtoJSON shape that the model types describe.
 
-/** The update as the wire request `PublishUpdate` takes. */
+/**
+ * Updates produced together as one `PublishUpdate` request: a single update in the request's own `update`
+ * field, several in `updates` (applied in order, as one change).
+ */
 export function toPublishUpdateRequest(
   taskId: string,
   leaseEpoch: number,
-  update: ExecutionUpdate,
+  updates: readonly ExecutionUpdate[],
   updateId: string,
 ): workerPb.PublishUpdateRequest {
+  const [only] = updates;
+  if (updates.length === 1 && only) {
+    return { taskId, leaseEpoch, updateId, updates: [], ...toWireUpdate(only) };
+  }
+  return { taskId, leaseEpoch, updateId, updates: updates.map(toWireUpdate) };
+}
+
+function toWireUpdate(update: ExecutionUpdate): workerPb.ExecutionUpdate {
   switch (update.kind) {
     case 'status':
-      return { taskId, leaseEpoch, updateId, status: a2aPb.TaskStatus.fromJSON(update.status) };
+      return { status: a2aPb.TaskStatus.fromJSON(update.status) };
     case 'message':
-      return { taskId, leaseEpoch, updateId, message: a2aPb.Message.fromJSON(update.message) };
+      return { message: a2aPb.Message.fromJSON(update.message) };
     case 'artifact':
       return {
-        taskId,
-        leaseEpoch,
-        updateId,
         artifact: {
           artifact: a2aPb.Artifact.fromJSON(update.artifact),
           append: update.append ?? false,

@@ -41,10 +41,12 @@ describe('toPublishUpdateRequest', () => {
     const request = toPublishUpdateRequest(
       't',
       3,
-      {
-        kind: 'status',
-        status: { state: 'TASK_STATE_INPUT_REQUIRED', message: question },
-      },
+      [
+        {
+          kind: 'status',
+          status: { state: 'TASK_STATE_INPUT_REQUIRED', message: question },
+        },
+      ],
       'u1',
     );
     expect(request.taskId).toBe('t');
@@ -58,14 +60,14 @@ describe('toPublishUpdateRequest', () => {
   });
 
   it('carries an agent message', () => {
-    const request = toPublishUpdateRequest('t', 3, { kind: 'message', message: question }, 'u1');
+    const request = toPublishUpdateRequest('t', 3, [{ kind: 'message', message: question }], 'u1');
     expect(request.status ?? request.artifact).toBeUndefined();
     expect(request.message?.role).toBe('ROLE_AGENT');
   });
 
   it('carries an artifact chunk, defaulting append and lastChunk to false', () => {
     const artifact = { artifactId: 'countdown', name: 'countdown', parts: [{ text: '3' }] };
-    const first = toPublishUpdateRequest('t', 3, { kind: 'artifact', artifact }, 'u1');
+    const first = toPublishUpdateRequest('t', 3, [{ kind: 'artifact', artifact }], 'u1');
     expect(first.artifact?.append).toBe(false);
     expect(first.artifact?.lastChunk).toBe(false);
     expect(a2aPb.Artifact.toJSON(first.artifact?.artifact ?? a2aPb.Artifact.create())).toEqual(
@@ -74,23 +76,49 @@ describe('toPublishUpdateRequest', () => {
     const last = toPublishUpdateRequest(
       't',
       3,
-      {
-        kind: 'artifact',
-        artifact,
-        append: true,
-        lastChunk: true,
-      },
+      [
+        {
+          kind: 'artifact',
+          artifact,
+          append: true,
+          lastChunk: true,
+        },
+      ],
       'u1',
     );
     expect(last.artifact).toMatchObject({ append: true, lastChunk: true });
   });
 
   it('survives the wire encoding', () => {
-    const request = toPublishUpdateRequest('t', 7, { kind: 'message', message: answer }, 'u1');
+    const request = toPublishUpdateRequest('t', 7, [{ kind: 'message', message: answer }], 'u1');
     const decoded = workerPb.PublishUpdateRequest.decode(
       workerPb.PublishUpdateRequest.encode(request).finish(),
     );
     expect(a2aPb.Message.toJSON(decoded.message ?? a2aPb.Message.create())).toEqual(answer);
+  });
+
+  it('carries updates produced together in order, in `updates` only', () => {
+    const artifact = { artifactId: 'echo', parts: [{ text: 'hi' }] };
+    const request = toPublishUpdateRequest(
+      't',
+      7,
+      [
+        { kind: 'status', status: { state: 'TASK_STATE_WORKING' } },
+        { kind: 'artifact', artifact, lastChunk: true },
+        { kind: 'status', status: { state: 'TASK_STATE_COMPLETED' } },
+      ],
+      'u1',
+    );
+    expect(request.status ?? request.message ?? request.artifact).toBeUndefined();
+    const decoded = workerPb.PublishUpdateRequest.decode(
+      workerPb.PublishUpdateRequest.encode(request).finish(),
+    );
+    expect(decoded.updates.map((u) => u.status?.state ?? (u.artifact ? 'artifact' : '?'))).toEqual([
+      a2aPb.TaskState.TASK_STATE_WORKING,
+      'artifact',
+      a2aPb.TaskState.TASK_STATE_COMPLETED,
+    ]);
+    expect(decoded.updates[1]?.artifact?.lastChunk).toBe(true);
   });
 });
 

@@ -25,6 +25,15 @@ import { WorkerError } from './worker.errors';
 
 /** Longest wait for one `PublishUpdate` answer before it counts as a transient failure. */
 const PUBLISH_TIMEOUT_MS = 10_000;
+/** Most updates sent together in one `PublishUpdate`. */
+const MAX_UPDATES_PER_PUBLISH = 64;
+
+/** An update waiting to be published, with the caller's promise to settle. */
+interface QueuedUpdate {
+  readonly update: ExecutionUpdate;
+  readonly resolve: () => void;
+  readonly reject: (error: unknown) => void;
+}
 
 export interface TaskExecutionDeps {
   readonly executor: AgentExecutor;
@@ -50,9 +59,14 @@ export class TaskExecution {
   private readonly lease = new AbortController();
   private leaseError: WorkerError | undefined;
   private stopCause: StopCause | undefined;
+  /** The last status the platform stored. */
   private lastState: TaskStateName | undefined;
+  /** The last status queued (stored or not yet): nothing may follow one that ends the assignment. */
+  private queuedState: TaskStateName | undefined;
   private leaseDeadline: number;
-  private tail: Promise<unknown> = Promise.resolve();
+  private readonly queue: QueuedUpdate[] = [];
+  /** Settles when the queue has been worked off (every queued update stored or refused). */
+  private flushing: Promise<void> | null = null;
   private cancelling: Promise<void> = Promise.resolve();
   private readonly now: () => number;
   private readonly backoff: BackoffPolicy;
@@ -124,7 +138,10 @@ export class TaskExecution {
   /** Runs the assignment to its end; never rejects. */
   async run(): Promise<void> {
     const outcome = await this.execute();
-    await Promise.all([this.tail, this.cancelling]);
+    await this.cancelling;
+    while (this.flushing) {
+      await this.flushing;
+    }
     const action = finalActionFor(outcome, this.lastState, this.stopCause);
     if (outcome.kind === 'threw' && action.kind === 'fail') {
       this.logFailure(outcome.error);
@@ -215,28 +232,60 @@ export class TaskExecution {
     }
   }
 
-  /** Publishes updates strictly in call order, whether or not the caller awaits each one. */
+  /**
+   * Publishes updates strictly in call order, whether or not the caller awaits each one. Updates queued
+   * together (in the same turn of the event loop, or while an earlier publish is under way) go out as one
+   * `PublishUpdate`, stored by the platform as one change; each caller's promise settles with it.
+   */
   private enqueue(update: ExecutionUpdate): Promise<void> {
-    const delivered = this.tail.then(() => this.deliver(update));
-    this.tail = delivered.catch(() => undefined);
-    return delivered;
+    const queued = new Promise<void>((resolve, reject) => {
+      const refusal = this.publishRefusal(this.queuedState);
+      if (refusal) {
+        reject(refusal);
+        return;
+      }
+      if (update.kind === 'status') {
+        this.queuedState = update.status.state;
+      }
+      this.queue.push({ update, resolve, reject });
+      this.flushing ??= this.flush().finally(() => {
+        this.flushing = null;
+      });
+    });
+    // An agent that does not await an update must not crash the worker when it fails; one that awaits
+    // still gets the rejection.
+    queued.catch(() => undefined);
+    return queued;
   }
 
-  private async deliver(update: ExecutionUpdate): Promise<void> {
-    // One id for every retry of this update: the platform applies it at most once.
-    const request = toPublishUpdateRequest(this.taskId, this.leaseEpoch, update, randomUUID());
+  private async flush(): Promise<void> {
+    // Let the agent queue everything it produces in this turn of the event loop first.
+    await new Promise<void>((resolve) => setImmediate(resolve));
+    while (this.queue.length > 0) {
+      const batch = this.queue.splice(0, MAX_UPDATES_PER_PUBLISH);
+      try {
+        await this.deliver(batch.map((queued) => queued.update));
+        batch.forEach((queued) => queued.resolve());
+      } catch (error) {
+        batch.forEach((queued) => queued.reject(error));
+      }
+    }
+  }
+
+  private async deliver(updates: ExecutionUpdate[]): Promise<void> {
+    // One id for every retry of these updates: the platform applies them at most once.
+    const request = toPublishUpdateRequest(this.taskId, this.leaseEpoch, updates, randomUUID());
     for (let attempt = 0; ; attempt++) {
-      this.assertPublishable();
+      this.assertPublishable(this.lastState);
       const remaining = this.leaseDeadline - this.now();
       if (remaining <= 0) {
         this.loseLease('the lease expired while an update was being retried');
-        this.assertPublishable();
+        this.assertPublishable(this.lastState);
       }
       const result = await this.deps.sender.send(request, Math.min(PUBLISH_TIMEOUT_MS, remaining));
       if (result.ok) {
-        if (update.kind === 'status') {
-          this.lastState = update.status.state;
-        }
+        const states = updates.flatMap((u) => (u.kind === 'status' ? [u.status.state] : []));
+        this.lastState = states[states.length - 1] ?? this.lastState;
         return;
       }
       const { failure } = result;
@@ -260,17 +309,26 @@ export class TaskExecution {
     }
   }
 
-  /** Throws when the assignment can take no more updates. */
-  private assertPublishable(): void {
-    if (this.leaseError) {
-      throw this.leaseError;
+  /** Throws when the assignment can take no more updates after a status `state`. */
+  private assertPublishable(state: TaskStateName | undefined): void {
+    const refusal = this.publishRefusal(state);
+    if (refusal) {
+      throw refusal;
     }
-    if (this.ended) {
-      throw new WorkerError(
+  }
+
+  /** Why the assignment can take no more updates after a status `state`, if it cannot. */
+  private publishRefusal(state: TaskStateName | undefined): WorkerError | undefined {
+    if (this.leaseError) {
+      return this.leaseError;
+    }
+    if (state !== undefined && endsAssignment(state)) {
+      return new WorkerError(
         'TASK_ENDED',
-        `task ${this.taskId} is already ${this.lastState}; this assignment has ended`,
+        `task ${this.taskId} is already ${state}; this assignment has ended`,
       );
     }
+    return undefined;
   }
 
   private createBus(): ExecutionEventBus {

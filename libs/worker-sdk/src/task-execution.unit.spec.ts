@@ -35,13 +35,22 @@ class FakeSender implements UpdateSender {
     return Promise.resolve(this.script.shift() ?? { ok: true });
   }
 
+  /** Every update sent, in order, batched or not. */
+  get updates(): workerPb.ExecutionUpdate[] {
+    return this.requests.flatMap((r) =>
+      r.updates.length > 0
+        ? r.updates
+        : [{ status: r.status, message: r.message, artifact: r.artifact }],
+    );
+  }
+
   get summary(): string[] {
-    return this.requests.map((r) =>
-      r.status
-        ? `status ${r.status.state.replace('TASK_STATE_', '')}${r.status.message ? ` "${r.status.message.parts[0]?.text ?? ''}"` : ''}`
-        : r.message
+    return this.updates.map((u) =>
+      u.status
+        ? `status ${u.status.state.replace('TASK_STATE_', '')}${u.status.message ? ` "${u.status.message.parts[0]?.text ?? ''}"` : ''}`
+        : u.message
           ? 'message'
-          : `artifact ${r.artifact?.artifact?.artifactId ?? ''}`,
+          : `artifact ${u.artifact?.artifact?.artifactId ?? ''}`,
     );
   }
 }
@@ -141,7 +150,7 @@ describe('TaskExecution', () => {
       'artifact a',
       'status COMPLETED',
     ]);
-    expect(sender.requests[3]?.artifact).toMatchObject({ append: true, lastChunk: true });
+    expect(sender.updates[3]?.artifact).toMatchObject({ append: true, lastChunk: true });
   });
 
   it('resolves artifact() with a fresh artifact id when none is given', async () => {

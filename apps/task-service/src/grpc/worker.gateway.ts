@@ -15,7 +15,7 @@ import {
 } from '@lib/a2a-protocol';
 import type { TaskServiceConfig } from '@lib/config';
 import { isTransientDatabaseError } from '@lib/event-store';
-import { decide, WorkerUpdateRejected, type WorkerUpdate } from '@lib/task-domain';
+import { decideAll, WorkerUpdateRejected, type WorkerUpdate } from '@lib/task-domain';
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import { randomUUID } from 'node:crypto';
 import type { Pool } from 'pg';
@@ -26,6 +26,8 @@ import { TaskRepository } from '../task.repository';
 import { PG_POOL, TASK_SERVICE_CONFIG } from '../tokens';
 
 const HELLO_TIMEOUT_MS = 10_000;
+/** Most updates one PublishUpdate may carry (the SDK sends at most 64). */
+const MAX_UPDATES_PER_REQUEST = 256;
 
 type GrpcError = Error & { code: GrpcStatus; metadata?: Metadata };
 
@@ -245,14 +247,14 @@ export class WorkerGateway {
     if (!identity) {
       throw grpcError(GrpcStatus.UNAUTHENTICATED, 'UNAUTHENTICATED', 'invalid worker credential');
     }
-    const update = toWorkerUpdate(request);
-    const workerId = String(metadata.get('x-worker-id')[0] ?? identity.credentialId);
-    const command = {
+    const now = new Date();
+    const commands = toWorkerUpdates(request).map((update) => ({
       type: 'ApplyWorkerUpdate' as const,
       leaseEpoch: request.leaseEpoch,
       update,
-      now: new Date(),
-    };
+      now,
+    }));
+    const workerId = String(metadata.get('x-worker-id')[0] ?? identity.credentialId);
     const { after } = await this.tasks.execute(
       identity.tenantId,
       request.taskId,
@@ -260,7 +262,7 @@ export class WorkerGateway {
         if (state.status === 'present' && state.agentId !== identity.agentId) {
           throw new WorkerUpdateRejected('LEASE_LOST', 'the task belongs to another agent');
         }
-        return decide(command, state);
+        return decideAll(commands, state);
       },
       {
         actor: { kind: 'agent-worker', id: workerId },
@@ -312,20 +314,41 @@ export class WorkerGateway {
   }
 }
 
-/** Validates a worker's update with the same ProtoJSON rules as client input. */
-function toWorkerUpdate(request: workerPb.PublishUpdateRequest): WorkerUpdate {
-  if (request.status) {
-    return { kind: 'status', status: decodeTaskStatus(a2aPb.TaskStatus.toJSON(request.status)) };
+/**
+ * The updates of a request, in order: its own update, or the batch in `updates` (never both). Each is
+ * validated with the same ProtoJSON rules as client input.
+ */
+function toWorkerUpdates(request: workerPb.PublishUpdateRequest): WorkerUpdate[] {
+  const own = request.status ?? request.message ?? request.artifact;
+  if (request.updates.length > 0 && own) {
+    throw new WorkerUpdateRejected(
+      'INVALID_UPDATE',
+      'the request carries both an update and a batch of updates',
+    );
   }
-  if (request.message) {
-    return { kind: 'message', message: decodeMessage(a2aPb.Message.toJSON(request.message)) };
+  const updates = request.updates.length > 0 ? request.updates : [request];
+  if (updates.length > MAX_UPDATES_PER_REQUEST) {
+    throw new WorkerUpdateRejected(
+      'INVALID_UPDATE',
+      `at most ${MAX_UPDATES_PER_REQUEST} updates per request`,
+    );
   }
-  if (request.artifact?.artifact) {
+  return updates.map(toWorkerUpdate);
+}
+
+function toWorkerUpdate(update: workerPb.ExecutionUpdate): WorkerUpdate {
+  if (update.status) {
+    return { kind: 'status', status: decodeTaskStatus(a2aPb.TaskStatus.toJSON(update.status)) };
+  }
+  if (update.message) {
+    return { kind: 'message', message: decodeMessage(a2aPb.Message.toJSON(update.message)) };
+  }
+  if (update.artifact?.artifact) {
     return {
       kind: 'artifact',
-      artifact: decodeArtifact(a2aPb.Artifact.toJSON(request.artifact.artifact)),
-      append: request.artifact.append,
-      lastChunk: request.artifact.lastChunk,
+      artifact: decodeArtifact(a2aPb.Artifact.toJSON(update.artifact.artifact)),
+      append: update.artifact.append,
+      lastChunk: update.artifact.lastChunk,
     };
   }
   throw new WorkerUpdateRejected(

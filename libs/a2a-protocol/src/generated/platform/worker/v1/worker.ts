@@ -118,6 +118,18 @@ export interface PublishUpdateRequest {
    * update id at most once per task and answers a repeat with the current version.
    */
   updateId: string;
+  /**
+   * Updates the agent produced together, applied in this order as one change (one append, all or none).
+   * Used instead of `update`; a request carries one or the other.
+   */
+  updates: ExecutionUpdate[];
+}
+
+/** One update of a batch: the same choices as `PublishUpdateRequest.update`. */
+export interface ExecutionUpdate {
+  status?: TaskStatus | undefined;
+  message?: Message | undefined;
+  artifact?: ArtifactUpdate | undefined;
 }
 
 export interface ArtifactUpdate {
@@ -1012,7 +1024,15 @@ export const LeaseRevoked: MessageFns<LeaseRevoked> = {
 };
 
 function createBasePublishUpdateRequest(): PublishUpdateRequest {
-  return { taskId: "", leaseEpoch: 0, status: undefined, message: undefined, artifact: undefined, updateId: "" };
+  return {
+    taskId: "",
+    leaseEpoch: 0,
+    status: undefined,
+    message: undefined,
+    artifact: undefined,
+    updateId: "",
+    updates: [],
+  };
 }
 
 export const PublishUpdateRequest: MessageFns<PublishUpdateRequest> = {
@@ -1034,6 +1054,9 @@ export const PublishUpdateRequest: MessageFns<PublishUpdateRequest> = {
     }
     if (message.updateId !== "") {
       writer.uint32(50).string(message.updateId);
+    }
+    for (const v of message.updates) {
+      ExecutionUpdate.encode(v!, writer.uint32(58).fork()).join();
     }
     return writer;
   },
@@ -1093,6 +1116,14 @@ export const PublishUpdateRequest: MessageFns<PublishUpdateRequest> = {
           message.updateId = reader.string();
           continue;
         }
+        case 7: {
+          if (tag !== 58) {
+            break;
+          }
+
+          message.updates.push(ExecutionUpdate.decode(reader, reader.uint32()));
+          continue;
+        }
       }
       if ((tag & 7) === 4 || tag === 0) {
         break;
@@ -1110,6 +1141,9 @@ export const PublishUpdateRequest: MessageFns<PublishUpdateRequest> = {
       message: isSet(object.message) ? Message.fromJSON(object.message) : undefined,
       artifact: isSet(object.artifact) ? ArtifactUpdate.fromJSON(object.artifact) : undefined,
       updateId: isSet(object.updateId) ? globalThis.String(object.updateId) : "",
+      updates: globalThis.Array.isArray(object?.updates)
+        ? object.updates.map((e: any) => ExecutionUpdate.fromJSON(e))
+        : [],
     };
   },
 
@@ -1133,6 +1167,9 @@ export const PublishUpdateRequest: MessageFns<PublishUpdateRequest> = {
     if (message.updateId !== "") {
       obj.updateId = message.updateId;
     }
+    if (message.updates?.length) {
+      obj.updates = message.updates.map((e) => ExecutionUpdate.toJSON(e));
+    }
     return obj;
   },
 
@@ -1153,6 +1190,105 @@ export const PublishUpdateRequest: MessageFns<PublishUpdateRequest> = {
       ? ArtifactUpdate.fromPartial(object.artifact)
       : undefined;
     message.updateId = object.updateId ?? "";
+    message.updates = object.updates?.map((e) => ExecutionUpdate.fromPartial(e)) || [];
+    return message;
+  },
+};
+
+function createBaseExecutionUpdate(): ExecutionUpdate {
+  return { status: undefined, message: undefined, artifact: undefined };
+}
+
+export const ExecutionUpdate: MessageFns<ExecutionUpdate> = {
+  encode(message: ExecutionUpdate, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.status !== undefined) {
+      TaskStatus.encode(message.status, writer.uint32(10).fork()).join();
+    }
+    if (message.message !== undefined) {
+      Message.encode(message.message, writer.uint32(18).fork()).join();
+    }
+    if (message.artifact !== undefined) {
+      ArtifactUpdate.encode(message.artifact, writer.uint32(26).fork()).join();
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): ExecutionUpdate {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const end = length === undefined ? reader.len : reader.pos + length;
+    const message = createBaseExecutionUpdate();
+    while (reader.pos < end) {
+      const tag = reader.uint32();
+      switch (tag >>> 3) {
+        case 1: {
+          if (tag !== 10) {
+            break;
+          }
+
+          message.status = TaskStatus.decode(reader, reader.uint32());
+          continue;
+        }
+        case 2: {
+          if (tag !== 18) {
+            break;
+          }
+
+          message.message = Message.decode(reader, reader.uint32());
+          continue;
+        }
+        case 3: {
+          if (tag !== 26) {
+            break;
+          }
+
+          message.artifact = ArtifactUpdate.decode(reader, reader.uint32());
+          continue;
+        }
+      }
+      if ((tag & 7) === 4 || tag === 0) {
+        break;
+      }
+      reader.skip(tag & 7);
+    }
+    return message;
+  },
+
+  fromJSON(object: any): ExecutionUpdate {
+    return {
+      status: isSet(object.status) ? TaskStatus.fromJSON(object.status) : undefined,
+      message: isSet(object.message) ? Message.fromJSON(object.message) : undefined,
+      artifact: isSet(object.artifact) ? ArtifactUpdate.fromJSON(object.artifact) : undefined,
+    };
+  },
+
+  toJSON(message: ExecutionUpdate): unknown {
+    const obj: any = {};
+    if (message.status !== undefined) {
+      obj.status = TaskStatus.toJSON(message.status);
+    }
+    if (message.message !== undefined) {
+      obj.message = Message.toJSON(message.message);
+    }
+    if (message.artifact !== undefined) {
+      obj.artifact = ArtifactUpdate.toJSON(message.artifact);
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<ExecutionUpdate>, I>>(base?: I): ExecutionUpdate {
+    return ExecutionUpdate.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<ExecutionUpdate>, I>>(object: I): ExecutionUpdate {
+    const message = createBaseExecutionUpdate();
+    message.status = (object.status !== undefined && object.status !== null)
+      ? TaskStatus.fromPartial(object.status)
+      : undefined;
+    message.message = (object.message !== undefined && object.message !== null)
+      ? Message.fromPartial(object.message)
+      : undefined;
+    message.artifact = (object.artifact !== undefined && object.artifact !== null)
+      ? ArtifactUpdate.fromPartial(object.artifact)
+      : undefined;
     return message;
   },
 };
