@@ -3,9 +3,10 @@
  * are appended to task streams the way the task-service does (appendToStream in a transaction, then
  * `pg_notify` on the platform channel) and read back through subscriptions. A subscription must carry exactly
  * the log's client-visible events after its cursor, in generation order, with no gap and no duplicate,
- * whether woken by a notice or by the fallback poll; its memory is bounded; it ends after a terminal or
- * interrupted status. The last block drives the SSE writer over a real socket: a client that goes away must
- * release its subscription.
+ * whether woken by a notice or by the fallback poll; its memory is bounded; it ends after a terminal status
+ * (and, for a `turn` stream, after an interrupted one). ADR 0008: all subscribers of a task on one replica
+ * share one log read per change, and the fallback poll is one query for all followed tasks. The last block
+ * drives the SSE writer over a real socket: a client that goes away must release its subscription.
  */
 import type { Message, TaskStateName, TaskStatus } from '@lib/a2a-protocol';
 import { ingressSchema, loadConfig, postgresSchema } from '@lib/config';
@@ -29,6 +30,7 @@ import type { Request, Response } from 'express';
 import { randomUUID } from 'node:crypto';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import type { Pool } from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { readBody } from '../src/http/read-body';
 import { writeSse } from '../src/streaming/sse-writer';
@@ -111,10 +113,13 @@ let db: TestDatabase;
 
 /** One task stream in the test database, written like the task-service writes it. */
 class TaskLog {
-  readonly ref: TaskRef = { taskId: randomUUID(), contextId: randomUUID() };
+  constructor(
+    readonly tenant = TENANT,
+    readonly ref: TaskRef = { taskId: randomUUID(), contextId: randomUUID() },
+  ) {}
 
   get streamId(): string {
-    return taskStreamId(TENANT, this.ref.taskId);
+    return taskStreamId(this.tenant, this.ref.taskId);
   }
 
   /**
@@ -127,12 +132,12 @@ class TaskLog {
         return await withTransaction(db.pool, async (client) => {
           const current = await client.query<{ version: number }>(
             'SELECT version FROM events.streams WHERE tenant_id = $1 AND stream_id = $2',
-            [TENANT, this.streamId],
+            [this.tenant, this.streamId],
           );
           const expected = current.rows[0]?.version ?? 0;
           const stored = await appendToStream(
             client,
-            TENANT,
+            this.tenant,
             this.streamId,
             expected,
             events.map((event) => ({ event, schemaVersion: TASK_EVENT_SCHEMA_VERSION })),
@@ -140,7 +145,7 @@ class TaskLog {
           );
           const version = stored[stored.length - 1]?.streamVersion ?? expected;
           if (notify) {
-            const notice = { k: 'task', t: TENANT, id: this.ref.taskId, v: version };
+            const notice = { k: 'task', t: this.tenant, id: this.ref.taskId, v: version };
             await client.query('SELECT pg_notify($1, $2)', [
               NOTICE_CHANNEL,
               JSON.stringify(notice),
@@ -159,7 +164,7 @@ class TaskLog {
 
   /** The client-visible events of the log after `after`, as a subscription must deliver them. */
   async expectedAfter(after: number): Promise<StreamItem[]> {
-    const events = await readStream<TaskEvent>(db.pool, TENANT, this.streamId, after);
+    const events = await readStream<TaskEvent>(db.pool, this.tenant, this.streamId, after);
     return events.flatMap((stored) => {
       const response = toStreamResponse(stored.event, this.ref);
       return response ? [{ id: stored.streamVersion, response }] : [];
@@ -168,8 +173,7 @@ class TaskLog {
 }
 
 /** A log with a submitted task and its lease: generations 1 (visible) and 2 (hidden). */
-async function startedLog(): Promise<TaskLog> {
-  const log = new TaskLog();
+async function startedLog(log = new TaskLog()): Promise<TaskLog> {
   await log.append([submitted(log.ref)]);
   await log.append([lease(1)]);
   return log;
@@ -327,6 +331,50 @@ describe('TaskEventFeed against real Postgres', () => {
       expect(feed.size).toBe(before);
       expect(await subscription.take()).toStrictEqual([]);
     }
+  });
+
+  it('§10.6 a "terminal" subscription (SubscribeToTask) stays open through INPUT_REQUIRED and AUTH_REQUIRED and ends at the terminal status, while a "turn" subscription of the same task ends at INPUT_REQUIRED', async () => {
+    const log = await startedLog();
+    const turn = feed.subscribe(TENANT, log.ref, 2, 'turn');
+    const follower = feed.subscribe(TENANT, log.ref, 2, 'terminal');
+    const fromTurn = drain(turn);
+    const fromFollower = drain(follower);
+    await log.append([status('TASK_STATE_INPUT_REQUIRED', 'your name?')]);
+    expect((await fromTurn).map((i) => i.id)).toStrictEqual([3]);
+    expect(turn.ended).toBe('final');
+    // Continued on another connection: the follower carries the rest of the task.
+    await sleep(50);
+    expect(follower.ended).toBeNull();
+    await log.append([status('TASK_STATE_WORKING')]);
+    await log.append([status('TASK_STATE_AUTH_REQUIRED', 'sign in')]);
+    await log.append([status('TASK_STATE_WORKING')]);
+    await log.append([chunk('hello', false, true)]);
+    await log.append([status('TASK_STATE_COMPLETED')]);
+    expect(await fromFollower).toEqual(await log.expectedAfter(2));
+    expect(follower.ended).toBe('final');
+  });
+
+  it('tenant isolation: the same task id in two tenants is two channels; a subscriber sees only its tenant’s log, and the other tenant’s notices do not leak into it', async () => {
+    const ref: TaskRef = { taskId: randomUUID(), contextId: randomUUID() };
+    const mine = await startedLog(new TaskLog(TENANT, ref));
+    const theirs = await startedLog(new TaskLog('other-tenant', ref));
+    const before = feed.tasks;
+    const subscription = feed.subscribe(TENANT, ref, 2);
+    const other = feed.subscribe('other-tenant', ref, 2);
+    expect(feed.tasks).toBe(before + 2);
+    const reading = drain(subscription);
+    const otherReading = drain(other);
+    for (let i = 1; i <= 3; i++) {
+      await theirs.append([status('TASK_STATE_WORKING', `theirs ${i}`), chunk(`t${i}`, i > 1)]);
+    }
+    await mine.append([status('TASK_STATE_WORKING', 'mine')]);
+    await theirs.append([status('TASK_STATE_COMPLETED', 'theirs done')]);
+    await mine.append([status('TASK_STATE_COMPLETED', 'mine done')]);
+    const got = await reading;
+    expect(got).toEqual(await mine.expectedAfter(2));
+    expect(got.map((i) => i.id)).toStrictEqual([3, 4]);
+    expect(JSON.stringify(got)).not.toContain('theirs');
+    expect(await otherReading).toEqual(await theirs.expectedAfter(2));
   });
 
   it('§10.6 two subscribers on one task each get every event, in the same order', async () => {
@@ -511,6 +559,304 @@ describe('TaskEventFeed against real Postgres', () => {
       expect(got.map((i) => i.id)).toStrictEqual(visible);
     }
     expect(feed.size).toBe(0);
+  });
+});
+
+/**
+ * The feed's view of the database, for the shared-read tests: counts its log reads (by the generation they
+ * start after) and its version polls, can hold a read's answer back (so that the shared reader moves on
+ * while a subscriber is catching up), and can fail every query (the database is away for the feed only;
+ * the test's writes still go through).
+ */
+class ObservedPool {
+  /** `after` of every log read, in order. */
+  readonly reads: number[] = [];
+  polls = 0;
+  failing = false;
+  /** How long to hold back the answer of a log read after `after` (0: none). */
+  hold: (after: number) => number = () => 0;
+
+  readonly pool = {
+    query: async (text: string, values?: unknown[]): Promise<unknown> => {
+      const isRead = text.includes('events.messages');
+      if (isRead) {
+        this.reads.push(Number(values?.[2]));
+      } else if (text.includes('events.streams')) {
+        this.polls++;
+      }
+      if (this.failing) {
+        throw new Error('Connection terminated unexpectedly (simulated outage)');
+      }
+      const result: unknown = await db.pool.query(text, values);
+      const holdMs = isRead ? this.hold(Number(values?.[2])) : 0;
+      if (holdMs > 0) {
+        await sleep(holdMs);
+      }
+      return result;
+    },
+  } as unknown as Pool;
+
+  reset(): void {
+    this.reads.length = 0;
+    this.polls = 0;
+  }
+}
+
+async function startObservedFeed(
+  maxPending = 1_000,
+): Promise<{ feed: TaskEventFeed; observed: ObservedPool }> {
+  const observed = new ObservedPool();
+  const feed = new TaskEventFeed(observed.pool, feedConfig(maxPending));
+  await feed.onModuleInit();
+  return { feed, observed };
+}
+
+describe('ADR 0008 shared per-task reads', () => {
+  it('N subscribers of one task cost one log read per wake-up; idle ones cost no read, only one version query per poll for all tasks', async () => {
+    const { feed, observed } = await startObservedFeed();
+    try {
+      const N = 50;
+      const log = await startedLog();
+      const subscriptions = Array.from({ length: N }, () => feed.subscribe(TENANT, log.ref, 2));
+      expect({ size: feed.size, tasks: feed.tasks }).toStrictEqual({ size: N, tasks: 1 });
+      await eventually(() => observed.reads.length === 1, 2_000, 'the read at the start');
+      await sleep(100);
+      // The first subscriber's channel read once at the start; the 49 others joined it without a query.
+      expect(observed.reads).toStrictEqual([2]);
+
+      observed.reset();
+      const received: StreamItem[][] = subscriptions.map(() => []);
+      for (let i = 1; i <= 5; i++) {
+        await log.append([status('TASK_STATE_WORKING', `step ${i}`)]);
+        await Promise.all(
+          subscriptions.map(async (s, n) => received[n]!.push(...(await takeAtLeast(s, 1)))),
+        );
+      }
+      // Five notified appends, fifty subscribers: five reads, each after the previous generation.
+      expect(observed.reads).toStrictEqual([2, 3, 4, 5, 6]);
+      const expected = await log.expectedAfter(2);
+      received.forEach((items) => expect(items).toEqual(expected));
+
+      // Idle, with 20 more followed tasks of 5 subscribers each: no log read, one version query a second.
+      const others = await Promise.all(Array.from({ length: 20 }, () => startedLog()));
+      const more = others.flatMap((other) =>
+        Array.from({ length: 5 }, () => feed.subscribe(TENANT, other.ref, 2)),
+      );
+      await eventually(() => observed.reads.length === 5 + 20, 2_000, 'the 20 start reads');
+      observed.reset();
+      await sleep(2_500);
+      expect(observed.reads).toStrictEqual([]);
+      expect(observed.polls).toBeGreaterThanOrEqual(2);
+      expect(observed.polls).toBeLessThanOrEqual(3);
+
+      // An append without a notice: the poll finds that one stream moved and reads only it, once.
+      observed.reset();
+      await others[7]!.append([status('TASK_STATE_WORKING', 'silent')], false);
+      const silent = more.slice(35, 40);
+      await Promise.all(silent.map((s) => takeAtLeast(s, 1, 2_000)));
+      expect(observed.reads).toStrictEqual([2]);
+      [...subscriptions, ...more].forEach((s) => s.close('closed'));
+      expect({ size: feed.size, tasks: feed.tasks }).toStrictEqual({ size: 0, tasks: 0 });
+    } finally {
+      await feed.onModuleDestroy();
+    }
+  });
+
+  it('late joiners from an older generation get exactly the missing events, then the live ones, even when the shared reader moves on during their catch-up', async () => {
+    const { feed, observed } = await startObservedFeed();
+    try {
+      const log = await startedLog();
+      for (let i = 1; i <= 4; i++) {
+        await log.append([status('TASK_STATE_WORKING', `before ${i}`)]);
+      }
+      // Generation 6. A live subscriber from there, then three late joiners from older generations (a
+      // snapshot taken earlier, Last-Event-ID resumptions) whose first read answers only after 300 ms.
+      const live = feed.subscribe(TENANT, log.ref, 6);
+      await eventually(() => observed.reads.length === 1, 2_000, 'the read at the start');
+      const joinAfter = [0, 2, 4];
+      observed.hold = (after) => (joinAfter.includes(after) ? 300 : 0);
+      const joiners = joinAfter.map((after) => feed.subscribe(TENANT, log.ref, after));
+      const draining = [live, ...joiners].map((s) => drain(s));
+      // Meanwhile the shared reader delivers generations 7–9 to the live subscriber.
+      for (let i = 1; i <= 3; i++) {
+        await log.append([status('TASK_STATE_WORKING', `during ${i}`)]);
+      }
+      await eventually(() => observed.reads.filter((a) => a === 8).length > 0, 2_000, 'read 8');
+      await sleep(400);
+      observed.hold = () => 0;
+      // Every joiner's first answer ended at 6, behind the reader (9): each read again from 6.
+      expect(observed.reads.filter((after) => after === 6).length).toBeGreaterThanOrEqual(
+        1 + joinAfter.length,
+      );
+      await log.append([lease(2)]);
+      await log.append([status('TASK_STATE_WORKING', 'after')]);
+      await log.append([status('TASK_STATE_COMPLETED')]);
+      const [fromLive, ...fromJoiners] = await Promise.all(draining);
+      expect(fromLive).toEqual(await log.expectedAfter(6));
+      for (const [n, after] of joinAfter.entries()) {
+        expect(fromJoiners[n]).toEqual(await log.expectedAfter(after));
+      }
+      expect(feed.size).toBe(0);
+    } finally {
+      await feed.onModuleDestroy();
+    }
+  });
+
+  it('late joiners while writers append concurrently: every subscriber gets exactly its part of the log', async () => {
+    const { feed } = await startObservedFeed();
+    try {
+      const log = await startedLog();
+      const watches: { after: number; reading: Promise<StreamItem[]> }[] = [];
+      const watch = (after: number): void => {
+        watches.push({ after, reading: drain(feed.subscribe(TENANT, log.ref, after), 30_000) });
+      };
+      watch(2);
+      const writers = Array.from({ length: 3 }, async (_, w) => {
+        for (let i = 0; i < 15; i++) {
+          const version = await log.append(
+            [i % 4 === 3 ? lease(10 + w * 15 + i) : chunk(`w${w}-${i}`, true)],
+            i % 5 !== 4,
+          );
+          if (w === 0) {
+            // Joiners at every distance behind the head: current, just behind, far behind, from 0.
+            [version, version - 1, Math.max(0, version - 7), 0].forEach(watch);
+          }
+        }
+      });
+      await Promise.all(writers);
+      await log.append([status('TASK_STATE_COMPLETED')]);
+      const results = await Promise.all(watches.map((w) => w.reading));
+      for (const [index, w] of watches.entries()) {
+        expect(results[index]!.map((i) => i.id)).toStrictEqual(
+          (await log.expectedAfter(w.after)).map((i) => i.id),
+        );
+      }
+      expect(feed.size).toBe(0);
+    } finally {
+      await feed.onModuleDestroy();
+    }
+  });
+
+  it('§7.3 the slow-subscriber cut-off stays per subscriber: one that takes nothing is cut off, one that takes slowly catches up from the log, the others are unaffected', async () => {
+    const BOUND = 5;
+    const { feed } = await startObservedFeed(BOUND);
+    try {
+      const log = await startedLog();
+      const fast = feed.subscribe(TENANT, log.ref, 2);
+      const slow = feed.subscribe(TENANT, log.ref, 2);
+      const stuck = feed.subscribe(TENANT, log.ref, 2);
+      const fromFast = drain(fast);
+      const fromSlow = (async (): Promise<StreamItem[]> => {
+        const items: StreamItem[] = [];
+        for (;;) {
+          // Under the 500 ms stall limit, but far slower than the writes.
+          await sleep(150);
+          const batch = await slow.take();
+          if (batch.length === 0) {
+            return items;
+          }
+          items.push(...batch);
+        }
+      })();
+      let most = 0;
+      for (let i = 1; i <= BOUND * 4; i++) {
+        await log.append([status('TASK_STATE_WORKING', `step ${i}`)]);
+        most = Math.max(most, held(stuck));
+      }
+      await eventually(() => stuck.ended !== null, 3_000, 'the cut-off');
+      expect(stuck.ended).toBe('overflow');
+      expect(most).toBeLessThanOrEqual(BOUND);
+      await log.append([status('TASK_STATE_COMPLETED')]);
+      const expected = await log.expectedAfter(2);
+      expect(await fromFast).toEqual(expected);
+      expect(await fromSlow).toEqual(expected);
+      expect({ fast: fast.ended, slow: slow.ended }).toStrictEqual({
+        fast: 'final',
+        slow: 'final',
+      });
+      expect(feed.size).toBe(0);
+    } finally {
+      await feed.onModuleDestroy();
+    }
+  });
+
+  it('docs/failure-model.md: a read failure shorter than the grace costs nothing; a longer one ends live and catching-up streams with "error", and resuming from the last id catches up exactly', async () => {
+    const { feed, observed } = await startObservedFeed();
+    try {
+      const log = await startedLog();
+      const live = feed.subscribe(TENANT, log.ref, 2);
+      const got: StreamItem[] = [];
+      await log.append([status('TASK_STATE_WORKING', 'one')]);
+      got.push(...(await takeAtLeast(live, 1)));
+
+      // A blip: 1.5 s of failing reads and polls while the task moves on. Nothing is lost.
+      observed.failing = true;
+      await log.append([status('TASK_STATE_WORKING', 'during the blip')]);
+      await sleep(1_500);
+      observed.failing = false;
+      got.push(...(await takeAtLeast(live, 1, 2_000)));
+      expect(live.ended).toBeNull();
+      expect(got).toEqual(await log.expectedAfter(2));
+
+      // An outage: the live subscription and one catching up end with a retryable error after the grace.
+      observed.failing = true;
+      const outageStarted = Date.now();
+      const catching = feed.subscribe(TENANT, log.ref, 0);
+      await log.append([status('TASK_STATE_WORKING', 'during the outage')]);
+      await eventually(
+        () => live.ended !== null && catching.ended !== null,
+        7_000,
+        'the end of both streams',
+      );
+      expect({ live: live.ended, catching: catching.ended }).toStrictEqual({
+        live: 'error',
+        catching: 'error',
+      });
+      expect(Date.now() - outageStarted).toBeGreaterThan(3_000);
+      got.push(...(await live.take()));
+      expect(await live.take()).toStrictEqual([]);
+      observed.failing = false;
+
+      // The client resumes with Last-Event-ID: exactly the events it missed, then the live ones.
+      const lastId = got.at(-1)!.id;
+      await log.append([status('TASK_STATE_WORKING', 'after the outage')]);
+      const resumed = feed.subscribe(TENANT, log.ref, lastId);
+      const rest = drain(resumed);
+      await log.append([status('TASK_STATE_COMPLETED')]);
+      expect([...got, ...(await rest)]).toEqual(await log.expectedAfter(2));
+      expect(feed.size).toBe(0);
+    } finally {
+      await feed.onModuleDestroy();
+    }
+  });
+
+  it('docs/failure-model.md: when the LISTEN connection is cut, notices sent meanwhile are lost, and the reconnect (or the poll) catches every stream up', async () => {
+    const { feed } = await startObservedFeed();
+    try {
+      const logs = await Promise.all([startedLog(), startedLog()]);
+      const subscriptions = logs.map((log) => feed.subscribe(TENANT, log.ref, 2));
+      const reading = subscriptions.map((s) => drain(s));
+      await sleep(200);
+      const cut = await db.pool.query(
+        `SELECT pg_terminate_backend(pid) FROM pg_stat_activity
+          WHERE datname = current_database() AND application_name = 'a2a-ingress:listen'`,
+      );
+      expect(cut.rowCount).toBeGreaterThan(0);
+      const appendedAt = Date.now();
+      for (const log of logs) {
+        await log.append([status('TASK_STATE_WORKING', 'while the LISTEN connection is down')]);
+      }
+      for (const log of logs) {
+        await log.append([status('TASK_STATE_COMPLETED')]);
+      }
+      const results = await Promise.all(reading);
+      expect(Date.now() - appendedAt).toBeLessThan(3_000);
+      for (const [n, log] of logs.entries()) {
+        expect(results[n]).toEqual(await log.expectedAfter(2));
+      }
+    } finally {
+      await feed.onModuleDestroy();
+    }
   });
 });
 

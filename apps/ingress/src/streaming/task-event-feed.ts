@@ -1,6 +1,6 @@
 import { isInterruptedState, isTerminalState, type StreamResponse } from '@lib/a2a-protocol';
-import { NoticeListener, readStream } from '@lib/event-store';
-import { taskStreamId, toStreamResponse, type TaskEvent, type TaskRef } from '@lib/task-domain';
+import { NoticeListener } from '@lib/event-store';
+import { taskStreamId, toStreamResponse, type TaskRef } from '@lib/task-domain';
 import {
   Inject,
   Injectable,
@@ -11,6 +11,7 @@ import {
 import type { Pool } from 'pg';
 import type { IngressModuleConfig } from '../ingress.module';
 import { INGRESS_CONFIG, INGRESS_PG_POOL } from '../tokens';
+import { TaskLogReader, type LogEvent, type WatchedStream } from './task-log';
 
 /** One event of a task stream as a client sees it: the generation it was written at, and its payload. */
 export interface StreamItem {
@@ -19,6 +20,7 @@ export interface StreamItem {
 }
 
 const FALLBACK_POLL_MS = 1_000;
+/** Most events one log read returns; a longer backlog is read in several turns. */
 const READ_BATCH = 500;
 /**
  * How long a subscription keeps trying when its reads fail (the database is away) before it ends with a
@@ -27,25 +29,40 @@ const READ_BATCH = 500;
  */
 const READ_FAILURE_GRACE_MS = 3_000;
 
+/** What every task channel of one feed shares. */
+interface FeedContext {
+  readonly log: TaskLogReader;
+  readonly maxPending: number;
+  readonly stallMs: number;
+}
+
 /**
- * Live task events for this ingress replica: woken by Postgres notices from any task-service replica and
- * always read from the log by generation, so a subscriber that falls behind or reconnects catches up with
- * no gap and no duplicate (DESIGN.md "Live updates across replicas").
+ * Live task events for this ingress replica (ADR 0008): one {@link TaskChannel} per followed task reads the
+ * task's log once per wake-up and hands the events to all of that task's subscribers. Woken by Postgres
+ * notices from any task-service replica, by the LISTEN connection coming back, and by a fallback poll that
+ * asks, in one query for all followed tasks, which streams moved. Always read from the log by generation, so
+ * a subscriber that falls behind or reconnects catches up with no gap and no duplicate (DESIGN.md "Live
+ * updates across replicas").
  */
 @Injectable()
 export class TaskEventFeed implements OnModuleInit, OnModuleDestroy {
   private readonly listener: NoticeListener;
-  private readonly subscribers = new Map<string, Set<TaskSubscription>>();
+  private readonly channels = new Map<string, TaskChannel>();
+  private readonly context: FeedContext;
   private poller: NodeJS.Timeout | null = null;
-  private readonly maxPending: number;
-  private readonly stallMs: number;
+  private polling = false;
+  /** A wake-up (the LISTEN connection came back) arrived during a poll: poll again when it ends. */
+  private pollAgain = false;
 
   constructor(
-    @Inject(INGRESS_PG_POOL) private readonly pool: Pool,
+    @Inject(INGRESS_PG_POOL) pool: Pool,
     @Inject(INGRESS_CONFIG) config: IngressModuleConfig,
   ) {
-    this.maxPending = config.STREAM_MAX_PENDING_EVENTS;
-    this.stallMs = config.STREAM_STALL_MS;
+    this.context = {
+      log: new TaskLogReader(pool),
+      maxPending: config.STREAM_MAX_PENDING_EVENTS,
+      stallMs: config.STREAM_STALL_MS,
+    };
     const logger = new Logger(TaskEventFeed.name);
     this.listener = new NoticeListener(config.POSTGRES_URL, {
       applicationName: 'a2a-ingress:listen',
@@ -57,61 +74,93 @@ export class TaskEventFeed implements OnModuleInit, OnModuleDestroy {
   async onModuleInit(): Promise<void> {
     this.listener.subscribe((notice) => {
       if (notice.k === 'task') {
-        this.subscribers.get(key(notice.t, notice.id))?.forEach((s) => s.wake(notice.v));
+        this.channels.get(key(notice.t, notice.id))?.wake(notice.v);
       }
     });
-    // Notices sent while the LISTEN connection was down are lost: every subscriber reads the log at once.
-    this.listener.onReconnected(() => this.wakeAll());
+    // Notices sent while the LISTEN connection was down are lost: look at once which streams moved.
+    this.listener.onReconnected(() => void this.poll(true));
     await this.listener.start();
-    this.poller = setInterval(() => this.wakeAll(), FALLBACK_POLL_MS);
+    this.poller = setInterval(() => void this.poll(), FALLBACK_POLL_MS);
     this.poller.unref();
-  }
-
-  private wakeAll(): void {
-    this.subscribers.forEach((set) => set.forEach((s) => s.wake()));
   }
 
   async onModuleDestroy(): Promise<void> {
     if (this.poller) {
       clearInterval(this.poller);
     }
-    this.subscribers.forEach((set) => set.forEach((s) => s.close('shutdown')));
+    [...this.channels.values()].forEach((channel) => channel.closeAll('shutdown'));
     await this.listener.stop();
   }
 
   /** How many subscriptions this replica serves (for benchmarks and metrics). */
   get size(): number {
     let n = 0;
-    this.subscribers.forEach((set) => (n += set.size));
+    this.channels.forEach((channel) => (n += channel.size));
     return n;
   }
 
+  /** How many tasks this replica follows (one shared log reader each). */
+  get tasks(): number {
+    return this.channels.size;
+  }
+
   /**
-   * Subscribes to the events of a task written after generation `after`. The caller has already been
-   * authorised for the task (through the operations port).
+   * Subscribes to the events of a task written after generation `after`, until `end` (see
+   * {@link StreamEnd}). The caller has already been authorised for the task (through the operations port).
    */
-  subscribe(tenantId: string, ref: TaskRef, after: number): TaskSubscription {
+  subscribe(
+    tenantId: string,
+    ref: TaskRef,
+    after: number,
+    end: StreamEnd = 'turn',
+  ): TaskSubscription {
     const k = key(tenantId, ref.taskId);
-    const subscription = new TaskSubscription(
-      this.pool,
-      tenantId,
-      ref,
-      after,
-      this.maxPending,
-      this.stallMs,
-      () => {
-        const set = this.subscribers.get(k);
-        set?.delete(subscription);
-        if (set?.size === 0) {
-          this.subscribers.delete(k);
+    let channel = this.channels.get(k);
+    if (!channel) {
+      channel = new TaskChannel(this.context, tenantId, ref, after, () => this.channels.delete(k));
+      this.channels.set(k, channel);
+    }
+    return channel.subscribe(after, end);
+  }
+
+  /**
+   * The fallback for lost notices: one query for all followed tasks tells which streams are past their
+   * channel's position, and only those are read. A failed poll counts as a failed read for every channel,
+   * which is what ends streams after the grace when the database is away. `urgent` (the LISTEN connection
+   * came back): when a poll is running, another follows it, since the running one may have read the versions
+   * before the lost notices' commits.
+   */
+  private async poll(urgent = false): Promise<void> {
+    if (this.polling) {
+      this.pollAgain ||= urgent;
+      return;
+    }
+    if (this.channels.size === 0) {
+      return;
+    }
+    this.polling = true;
+    this.pollAgain = false;
+    const channels = [...this.channels.values()];
+    try {
+      const followed = channels.filter((channel) => channel.following);
+      const moved = await this.context.log.moved(followed.map((channel) => channel.watched()));
+      followed.forEach((channel, i) => {
+        const version = moved.get(i);
+        if (version === undefined) {
+          channel.unchanged();
+        } else {
+          channel.wake(version);
         }
-      },
-    );
-    const set = this.subscribers.get(k) ?? new Set<TaskSubscription>();
-    set.add(subscription);
-    this.subscribers.set(k, set);
-    subscription.wake();
-    return subscription;
+      });
+    } catch {
+      channels.forEach((channel) => channel.failed());
+    } finally {
+      this.polling = false;
+    }
+    channels.forEach((channel) => channel.retryCatchUps());
+    if (this.pollAgain) {
+      void this.poll();
+    }
   }
 }
 
@@ -119,77 +168,253 @@ function key(tenantId: string, taskId: string): string {
   return `${tenantId}\u0000${taskId}`;
 }
 
+/**
+ * The shared reader of one task on this replica. It holds the highest generation it has read (`position`)
+ * and the subscriptions that follow it live; on each wake-up it reads the events after `position` once and
+ * offers each mapped item to every live subscription. Subscriptions behind `position` (an older snapshot, a
+ * Last-Event-ID, a full buffer) read the log themselves until they reach it, then join.
+ *
+ * Invariant: every live subscription's cursor is at or past `position`, and the channel reads every event
+ * after `position` (the notices, the poll and the reconnect all lead to a read while anyone is live), so a
+ * live subscription is offered every event after its cursor; it drops those at or before its cursor.
+ */
+class TaskChannel {
+  /** The highest generation this channel has read (or that its first live subscriber started after). */
+  position: number;
+  private readonly subscriptions = new Set<TaskSubscription>();
+  private readonly live = new Set<TaskSubscription>();
+  /** Catching-up subscriptions whose last read failed: they read again on the next wake-up or poll. */
+  private readonly stalled = new Set<TaskSubscription>();
+  readonly streamId: string;
+  /** The highest version a notice or the poll has named (reads happen only while someone is live). */
+  private known = 0;
+  private reading = false;
+  /** The highest version some wake-up said exists during the current read (Infinity: unknown). */
+  private wanted = 0;
+  /** When reads started failing, since the last one that worked (null: the last read worked). */
+  private failingSince: number | null = null;
+  private closed = false;
+
+  constructor(
+    readonly context: FeedContext,
+    readonly tenantId: string,
+    readonly ref: TaskRef,
+    position: number,
+    private readonly onEmpty: () => void,
+  ) {
+    this.position = position;
+    this.streamId = taskStreamId(tenantId, ref.taskId);
+  }
+
+  get size(): number {
+    return this.subscriptions.size;
+  }
+
+  /** Whether the channel has live subscriptions to read for (the poll checks only those). */
+  get following(): boolean {
+    return this.live.size > 0;
+  }
+
+  watched(): WatchedStream {
+    return { tenantId: this.tenantId, streamId: this.streamId, position: this.position };
+  }
+
+  subscribe(after: number, end: StreamEnd): TaskSubscription {
+    const subscription = new TaskSubscription(this, after, end);
+    this.subscriptions.add(subscription);
+    const first = this.subscriptions.size === 1;
+    if (after >= this.position) {
+      this.join(subscription, after);
+      if (first) {
+        // Events written between the caller's snapshot and now may have been notified before this channel
+        // existed: read once at the start.
+        this.wake();
+      }
+    } else {
+      void subscription.catchUp();
+    }
+    return subscription;
+  }
+
+  /** A subscription whose cursor is at or past `position` follows the shared reads from now on. */
+  join(subscription: TaskSubscription, cursor: number): void {
+    this.stalled.delete(subscription);
+    const alone = this.live.size === 0;
+    this.live.add(subscription);
+    if (alone) {
+      // Nobody else needs the events in between: the reader moves on to the newcomer's cursor. Notices that
+      // came while nobody was live were not followed: read if one named a later version (the poll covers
+      // lost ones, now that the channel is followed again).
+      this.position = Math.max(this.position, cursor);
+      this.wake(this.known);
+    } else {
+      this.wake(cursor);
+    }
+  }
+
+  /** A subscription stops following the shared reads (its buffer is full, or it ended). */
+  leave(subscription: TaskSubscription): void {
+    this.live.delete(subscription);
+  }
+
+  remove(subscription: TaskSubscription): void {
+    this.live.delete(subscription);
+    this.stalled.delete(subscription);
+    this.subscriptions.delete(subscription);
+    if (this.subscriptions.size === 0 && !this.closed) {
+      this.closed = true;
+      this.onEmpty();
+    }
+  }
+
+  /** The stream reached `version` (undefined: may have moved): read what is new, once for everyone. */
+  wake(version = Infinity): void {
+    if (version !== Infinity && version > this.known) {
+      this.known = version;
+    }
+    this.retryCatchUps();
+    if (this.closed || this.live.size === 0 || version <= this.position) {
+      return;
+    }
+    this.wanted = Math.max(this.wanted, version);
+    if (!this.reading) {
+      void this.read();
+    }
+  }
+
+  /** The poll found the stream where this channel has read it: the database answers. */
+  unchanged(): void {
+    if (!this.reading) {
+      this.failingSince = null;
+    }
+  }
+
+  /** A read for this channel failed; past the grace, its live subscriptions end with a retryable error. */
+  failed(): void {
+    this.failingSince ??= Date.now();
+    if (Date.now() - this.failingSince > READ_FAILURE_GRACE_MS) {
+      [...this.live].forEach((subscription) => subscription.close('error'));
+      // Whoever subscribes later gets a grace of its own.
+      this.failingSince = null;
+    }
+  }
+
+  /** Subscriptions whose catch-up read failed read again (on a wake-up or the poll). */
+  retryCatchUps(): void {
+    if (this.stalled.size > 0) {
+      const stalled = [...this.stalled];
+      this.stalled.clear();
+      stalled.forEach((subscription) => void subscription.catchUp());
+    }
+  }
+
+  stall(subscription: TaskSubscription): void {
+    this.stalled.add(subscription);
+  }
+
+  closeAll(reason: EndReason): void {
+    [...this.subscriptions].forEach((subscription) => subscription.close(reason));
+  }
+
+  private async read(): Promise<void> {
+    this.reading = true;
+    try {
+      for (;;) {
+        this.wanted = 0;
+        const events = await this.context.log.eventsAfter(
+          this.tenantId,
+          this.streamId,
+          this.position,
+          READ_BATCH,
+        );
+        this.failingSince = null;
+        if (this.closed) {
+          return;
+        }
+        this.deliver(events);
+        const more = events.length === READ_BATCH || this.wanted > this.position;
+        if (!more || this.live.size === 0 || this.closed) {
+          return;
+        }
+      }
+    } catch {
+      // The next wake-up (a notice or the poll) reads again.
+      this.failed();
+    } finally {
+      this.reading = false;
+    }
+  }
+
+  private deliver(events: readonly LogEvent[]): void {
+    for (const stored of events) {
+      if (stored.version <= this.position) {
+        continue;
+      }
+      this.position = stored.version;
+      const response = toStreamResponse(stored.event, this.ref);
+      if (!response) {
+        continue;
+      }
+      const item: StreamItem = { id: stored.version, response };
+      // A subscription may leave the set while it is offered the item (full, final): Set iteration allows it.
+      for (const subscription of this.live) {
+        subscription.offer(item);
+      }
+    }
+  }
+}
+
 /** Why a subscription ended. */
 export type EndReason = 'final' | 'overflow' | 'closed' | 'shutdown' | 'error';
 
 /**
- * The events of one task for one client, in generation order, read from the log after a cursor. Bounded:
- * at most STREAM_MAX_PENDING_EVENTS wait in memory; when the buffer is full, reading pauses until the client
- * takes, so any backlog is served in bounded slices. A client that takes nothing for STREAM_STALL_MS while full is
- * cut off with `overflow` and can resume from its last event id.
+ * Where a stream ends by itself (spec digest §10.6): `turn` after a terminal or interrupted status
+ * (SendStreamingMessage: the turn is over), `terminal` only after a terminal status (a SubscribeToTask that
+ * follows the task through INPUT_REQUIRED / AUTH_REQUIRED to its end). Subscriptions of both kinds share a
+ * task's reads.
+ */
+export type StreamEnd = 'turn' | 'terminal';
+
+/**
+ * The events of one task for one client, in generation order, after a cursor. Either live (offered the
+ * items its task's channel reads) or catching up (reading the log itself from its cursor until it reaches
+ * the channel). Bounded: at most STREAM_MAX_PENDING_EVENTS wait in memory; when an item does not fit, the
+ * subscription leaves the shared reads and waits for the client to take, then catches up from the log, so
+ * any backlog is served in bounded slices. A client that takes nothing for STREAM_STALL_MS while full is cut
+ * off with `overflow` and can resume from its last event id.
  */
 export class TaskSubscription {
+  /** The generation of the last event this subscription has handled (delivered or skipped as hidden). */
   private cursor: number;
   private readonly pending: StreamItem[] = [];
-  private reading: Promise<void> | null = null;
-  private again = false;
   private waiter: (() => void) | null = null;
-  /** When the buffer last became full and the client has not taken from it since (null: not full). */
-  private fullSince: number | null = null;
-  /** When reads started failing, since the last one that worked (null: the last read worked). */
+  /** Set while the buffer is full: cuts the client off unless it takes within STREAM_STALL_MS. */
+  private stallTimer: NodeJS.Timeout | null = null;
+  private catchingUp = false;
+  /** When this subscription's own reads started failing (null: the last one worked). */
   private failingSince: number | null = null;
   ended: EndReason | null = null;
 
   constructor(
-    private readonly pool: Pool,
-    private readonly tenantId: string,
-    private readonly ref: TaskRef,
+    private readonly channel: TaskChannel,
     after: number,
-    private readonly maxPending: number,
-    private readonly stallMs: number,
-    private readonly onEnd: () => void,
+    private readonly end: StreamEnd,
   ) {
     this.cursor = after;
   }
 
-  /** Something was written to the stream (at `version`, when known): read what is new. */
-  wake(version?: number): void {
-    if (this.ended) {
+  /** An item read by the channel, offered to a live subscription. */
+  offer(item: StreamItem): void {
+    if (item.id <= this.cursor || this.ended) {
       return;
     }
-    if (this.fullSince !== null) {
-      // Reading waits for the client; a client that takes nothing for too long is cut off.
-      if (Date.now() - this.fullSince > this.stallMs) {
-        this.pending.length = 0;
-        this.close('overflow');
-      }
+    if (this.pending.length >= this.channel.context.maxPending) {
+      // Full: the item is not taken (the cursor stays); it is read again once the client makes room.
+      this.channel.leave(this);
+      this.full();
       return;
     }
-    if (version !== undefined && version <= this.cursor) {
-      return;
-    }
-    if (this.reading) {
-      this.again = true;
-      return;
-    }
-    this.reading = this.readNew()
-      .then(() => {
-        this.failingSince = null;
-      })
-      .catch(() => {
-        // The next wake (a notice or the poll) reads again; past the grace the client is told to resume.
-        this.failingSince ??= Date.now();
-        if (Date.now() - this.failingSince > READ_FAILURE_GRACE_MS) {
-          this.close('error');
-        }
-      })
-      .finally(() => {
-        this.reading = null;
-        if (this.again) {
-          this.again = false;
-          this.wake();
-        }
-      });
+    this.accept(item);
   }
 
   /** Waits for the next events; an empty array means the subscription ended (see {@link ended}). */
@@ -200,10 +425,11 @@ export class TaskSubscription {
       });
     }
     const items = this.pending.splice(0);
-    if (this.fullSince !== null) {
+    if (this.stallTimer !== null && !this.ended) {
       // Room again: read on from where the full buffer stopped (a backlog larger than the bound included).
-      this.fullSince = null;
-      this.wake();
+      clearTimeout(this.stallTimer);
+      this.stallTimer = null;
+      void this.catchUp();
     }
     return items;
   }
@@ -213,45 +439,94 @@ export class TaskSubscription {
       return;
     }
     this.ended = reason;
-    this.onEnd();
+    if (this.stallTimer !== null) {
+      clearTimeout(this.stallTimer);
+      this.stallTimer = null;
+    }
+    this.channel.remove(this);
     this.notify();
   }
 
-  private async readNew(): Promise<void> {
-    for (;;) {
-      const events = await readStream<TaskEvent>(
-        this.pool,
-        this.tenantId,
-        taskStreamId(this.tenantId, this.ref.taskId),
-        this.cursor,
-      );
-      for (const stored of events.slice(0, READ_BATCH)) {
+  /**
+   * Reads the log from the cursor until the subscription reaches its channel's position, then joins it. The
+   * check and the join happen in the same turn of the event loop as the read's answer, and the channel
+   * offers every event after its position, so nothing falls between the two; what both read is dropped by
+   * the cursor.
+   */
+  async catchUp(): Promise<void> {
+    if (this.catchingUp || this.ended || this.stallTimer !== null) {
+      return;
+    }
+    this.catchingUp = true;
+    const { channel } = this;
+    try {
+      for (;;) {
+        const events = await channel.context.log.eventsAfter(
+          channel.tenantId,
+          channel.streamId,
+          this.cursor,
+          READ_BATCH,
+        );
+        this.failingSince = null;
+        for (const stored of events) {
+          if (this.ended) {
+            return;
+          }
+          if (stored.version <= this.cursor) {
+            continue;
+          }
+          const response = toStreamResponse(stored.event, channel.ref);
+          if (!response) {
+            this.cursor = stored.version;
+            continue;
+          }
+          if (this.pending.length >= channel.context.maxPending) {
+            this.full();
+            return;
+          }
+          this.accept({ id: stored.version, response });
+        }
         if (this.ended) {
           return;
         }
-        const response = toStreamResponse(stored.event, this.ref);
-        if (response && this.pending.length >= this.maxPending) {
-          // Full: stop before this event (the cursor stays), hand over what is buffered.
-          this.fullSince = Date.now();
-          this.notify();
-          return;
-        }
-        this.cursor = stored.streamVersion;
-        if (!response) {
-          continue;
-        }
-        this.pending.push({ id: stored.streamVersion, response });
-        if (endsStream(response)) {
-          this.notify();
-          this.close('final');
+        if (events.length < READ_BATCH && this.cursor >= channel.position) {
+          channel.join(this, this.cursor);
           return;
         }
       }
-      this.notify();
-      if (events.length <= READ_BATCH) {
-        return;
+    } catch {
+      this.failingSince ??= Date.now();
+      if (Date.now() - this.failingSince > READ_FAILURE_GRACE_MS) {
+        this.close('error');
+      } else {
+        channel.stall(this);
       }
+    } finally {
+      this.catchingUp = false;
     }
+  }
+
+  private accept(item: StreamItem): void {
+    this.cursor = item.id;
+    this.pending.push(item);
+    if (endsStream(item.response, this.end)) {
+      this.close('final');
+    } else {
+      this.notify();
+    }
+  }
+
+  /** The buffer is full and an item is waiting: the client must take within STREAM_STALL_MS. */
+  private full(): void {
+    if (this.stallTimer === null) {
+      this.stallTimer = setTimeout(() => {
+        this.stallTimer = null;
+        this.pending.length = 0;
+        this.close('overflow');
+      }, this.channel.context.stallMs);
+      this.stallTimer.unref();
+    }
+    this.notify();
   }
 
   private notify(): void {
@@ -261,15 +536,18 @@ export class TaskSubscription {
   }
 }
 
-/** A stream closes after a terminal or interrupted status (spec digest §10.6, §12 #5). */
-export function endsStream(response: StreamResponse): boolean {
-  if ('statusUpdate' in response) {
-    const state = response.statusUpdate.status.state;
-    return isTerminalState(state) || isInterruptedState(state);
-  }
-  if ('task' in response) {
-    const state = response.task.status.state;
-    return isTerminalState(state) || isInterruptedState(state);
-  }
-  return false;
+/**
+ * Whether a stream closes after `response`: after a terminal status, and for `turn` streams also after an
+ * interrupted one (spec digest §10.6, §12 #5).
+ */
+export function endsStream(response: StreamResponse, end: StreamEnd = 'turn'): boolean {
+  const state =
+    'statusUpdate' in response
+      ? response.statusUpdate.status.state
+      : 'task' in response
+        ? response.task.status.state
+        : null;
+  return (
+    state !== null && (isTerminalState(state) || (end === 'turn' && isInterruptedState(state)))
+  );
 }
