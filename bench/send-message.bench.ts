@@ -1,83 +1,127 @@
 /**
- * Blocking SendMessage throughput and latency against the standalone platform (`npm run bench`).
+ * `npm run bench`: the platform and the official a2a-js server side by side, under the same client, load and
+ * levels, in one run.
  *
- * Creates a throw-away database, boots `dist/apps/standalone/src/main.js` (ingress + task-service in one
- * process, the example workers as child processes), warms up, then runs closed-loop clients that send a
- * blocking SendMessage to the `echo` agent, back to back, at each concurrency level for a fixed time, once
- * per A2A binding: JSON-RPC (`…/jsonrpc`), HTTP+JSON (`…/rest/message:send`) and gRPC
- * (`lf.a2a.v1.A2AService/SendMessage`, tenant `demo/echo`). Within a level the bindings run one after another,
- * against the same platform. Only loopback traffic. Options: `--seconds N` (per level and binding, default 15),
- * `--warmup N` (seconds per binding, default 3), `--levels 1,16,64`, `--bindings jsonrpc,rest,grpc`.
+ * - The reference: `../shared/reference-server` (the `@a2a-js/sdk` server with its in-memory task store),
+ *   copied to the OS temp dir, installed there (`npm ci`, reused while its package-lock is the same), started
+ *   on free ports (`bench/reference-server.ts`).
+ * - The platform: a throw-away database, the standalone from `dist/` (ingress + task-service in one process,
+ *   the example workers as child processes), default configuration; agent `echo` of the demo tenant.
+ *
+ * Both run for the whole bench. Each run (mode, binding, concurrency) goes to the platform, then to the
+ * reference: `concurrency` clients in closed loop, each request with a fresh `messageId`, for `--seconds`.
+ * Modes: blocking `SendMessage` (done when the answer holds a COMPLETED task) and `SendStreamingMessage`
+ * (done when the server ends the stream after a COMPLETED status). Per run and side: requests/s, latency
+ * percentiles, errors, CPU per request of the side's processes (/proc); for the platform also Postgres
+ * commits, events and backend CPU per request. Options: `--seconds N` (per run and side, default 10),
+ * `--warmup N` (seconds per mode, binding and side, default 3), `--levels 1,16,64` (SendMessage),
+ * `--stream-levels 16,64` (SendStreamingMessage; `none` to skip), `--bindings jsonrpc,rest,grpc` (default
+ * jsonrpc), `--only platform|reference`, `--cpu-prof DIR` (profiles of every process, summarised at the end).
  */
-import { credentials, status as GrpcStatus, Metadata } from '@grpc/grpc-js';
-import { a2aPb } from '@lib/a2a-protocol';
-import { createTestDatabase, sleep, startStandalone, type TestDatabase } from '@lib/testing';
-import { randomUUID } from 'node:crypto';
-import { readdirSync, readFileSync } from 'node:fs';
+import { createTestDatabase, type TestDatabase } from '@lib/testing';
+import { mkdirSync, mkdtempSync } from 'node:fs';
 import { cpus, loadavg } from 'node:os';
+import { join, resolve } from 'node:path';
 import { performance } from 'node:perf_hooks';
-import type { Pool } from 'pg';
-import { percentile, printMachine, table } from './support/figures';
-import { CLOCK_TICKS, machineBusyTicks, ticksByPid } from './support/proc-stats';
+import { installReferenceServer, referenceSdkVersion, ReferenceServer } from './reference-server';
+import {
+  BINDINGS,
+  openSender,
+  runClosedLoop,
+  type A2aEndpoints,
+  type Binding,
+  type LoadResult,
+  type Mode,
+  type Sender,
+} from './support/a2a-load';
+import { BenchPlatform, type Counters, type PlatformCpu } from './support/bench-platform';
+import { formatProfile, readProfiles } from './support/cpu-profile';
+import { ascending, fmt, percentile, printMachine, table } from './support/figures';
+import { CLOCK_TICKS, machineBusyTicks, rssMiB, ticksByPid } from './support/proc-stats';
 
-const BINDINGS = ['jsonrpc', 'rest', 'grpc'] as const;
-type Binding = (typeof BINDINGS)[number];
+const SIDES = ['platform', 'reference'] as const;
+type Side = (typeof SIDES)[number];
 
 interface Options {
   seconds: number;
   warmupSeconds: number;
-  levels: number[];
+  sendLevels: number[];
+  streamLevels: number[];
   bindings: Binding[];
+  sides: Side[];
+  cpuProfDir: string | null;
 }
 
-interface LevelResult {
+/** One load shape, sent to each side in turn. */
+interface Run {
+  mode: Mode;
   binding: Binding;
   concurrency: number;
-  requests: number;
-  errors: number;
-  elapsedMs: number;
-  latenciesMs: number[];
-  errorSamples: Map<string, number>;
-  /** Postgres transactions committed in the benchmark database during the level (pg_stat_database). */
-  commits: number | null;
-  /** Events appended to events.messages during the level. */
-  events: number;
-  stages: Stages | null;
-  /** CPU seconds per process group over the level (Linux only; empty elsewhere). */
-  cpu: Map<CpuGroup, number>;
-  loadBefore: number;
 }
 
-const DEFAULT_SECONDS = 15;
-const DEFAULT_WARMUP_SECONDS = 3;
-const DEFAULT_LEVELS = [1, 16, 64];
-/** Per request: a blocking SendMessage returns within BLOCKING_SEND_TIMEOUT_MS (60 s) at the latest. */
-const REQUEST_TIMEOUT_MS = 70_000;
-const API_KEY = 'demo-key';
-/** The hosted agent, as the gRPC request's `tenant` names it (`<tenant>/<agent>`). */
-const AGENT_TENANT = 'demo/echo';
+/** What one run measured on one side. */
+interface Measured {
+  load: LoadResult;
+  /** CPU seconds of the side's processes (platform: standalone + echo worker; reference: its process). */
+  cpuSeconds: number;
+  clientCpuSeconds: number;
+  machineBusySeconds: number | null;
+  loadAverageBefore: number;
+}
 
-function isBinding(name: string): name is Binding {
-  return (BINDINGS as readonly string[]).includes(name);
+/** Platform-only figures of one run. */
+interface PlatformExtra {
+  standaloneSeconds: number;
+  workerSeconds: number;
+  postgresSeconds: number;
+  commits: number;
+  events: number;
+}
+
+interface RunResult {
+  run: Run;
+  sides: Map<Side, Measured>;
+  platform: PlatformExtra | null;
+}
+
+const DEFAULTS: Omit<Options, 'cpuProfDir'> = {
+  seconds: 10,
+  warmupSeconds: 3,
+  sendLevels: [1, 16, 64],
+  streamLevels: [16, 64],
+  bindings: ['jsonrpc'],
+  sides: [...SIDES],
+};
+const WARMUP_CONCURRENCY = 16;
+const USAGE =
+  'options: --seconds N, --warmup N, --levels 1,16,64, --stream-levels 16,64|none, ' +
+  `--bindings ${BINDINGS.join(',')}, --only ${SIDES.join('|')}, --cpu-prof DIR`;
+
+function oneOf<T extends string>(names: readonly T[], name: string): name is T {
+  return (names as readonly string[]).includes(name);
 }
 
 function parseOptions(argv: string[]): Options {
-  const options: Options = {
-    seconds: DEFAULT_SECONDS,
-    warmupSeconds: DEFAULT_WARMUP_SECONDS,
-    levels: DEFAULT_LEVELS,
-    bindings: [...BINDINGS],
-  };
+  const options: Options = { ...DEFAULTS, cpuProfDir: null };
   for (let i = 0; i < argv.length; i++) {
     const flag = argv[i] ?? '';
-    const value = argv[i + 1];
+    // Every option takes a value.
+    const value = argv[++i] ?? '';
+    const bad = (expected: string): Error =>
+      new Error(`${flag} needs ${expected}, got ${value}\n${USAGE}`);
     const positive = (): number => {
       const n = Number(value);
       if (!Number.isFinite(n) || n <= 0) {
-        throw new Error(`${flag} needs a positive number, got ${String(value)}`);
+        throw bad('a positive number');
       }
-      i++;
       return n;
+    };
+    const levels = (): number[] => {
+      const list = value.split(',').map(Number);
+      if (!list.every((level) => Number.isInteger(level) && level > 0)) {
+        throw bad('a comma-separated list of positive integers');
+      }
+      return list;
     };
     switch (flag) {
       case '--seconds':
@@ -87,596 +131,468 @@ function parseOptions(argv: string[]): Options {
         options.warmupSeconds = positive();
         break;
       case '--levels':
-        options.levels = String(value)
-          .split(',')
-          .map((level) => Number.parseInt(level, 10));
-        if (options.levels.some((level) => !Number.isInteger(level) || level < 1)) {
-          throw new Error(
-            `--levels needs a comma-separated list of positive integers, got ${String(value)}`,
-          );
-        }
-        i++;
+        options.sendLevels = levels();
+        break;
+      case '--stream-levels':
+        options.streamLevels = value === 'none' ? [] : levels();
         break;
       case '--bindings': {
-        const names = String(value).split(',');
-        if (!names.every(isBinding)) {
-          throw new Error(
-            `--bindings needs a comma-separated list of ${BINDINGS.join(', ')}, got ${String(value)}`,
-          );
+        const names = value.split(',');
+        if (!names.every((name) => oneOf(BINDINGS, name))) {
+          throw bad(`a comma-separated list of ${BINDINGS.join(', ')}`);
         }
         options.bindings = [...new Set(names)];
-        i++;
         break;
       }
+      case '--only':
+        if (!oneOf(SIDES, value)) {
+          throw bad(SIDES.join(' or '));
+        }
+        options.sides = [value];
+        break;
+      case '--cpu-prof':
+        if (value === '' || value.startsWith('--')) {
+          throw bad('a directory');
+        }
+        options.cpuProfDir = resolve(value);
+        break;
       default:
-        throw new Error(
-          `unknown argument ${flag} (known: --seconds N, --warmup N, --levels 1,16,64, --bindings ${BINDINGS.join(',')})`,
-        );
+        throw new Error(`unknown argument ${flag}\n${USAGE}`);
     }
   }
   return options;
 }
 
-/** Pids of the direct children of `parent` whose command line contains `needle`. */
-function childPids(parent: number, needle: string): number[] {
-  try {
-    return readdirSync('/proc')
-      .filter((name) => /^\d+$/.test(name))
-      .map(Number)
-      .filter((pid) => {
-        try {
-          const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-          const ppid = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
-          return ppid === parent && readFileSync(`/proc/${pid}/cmdline`, 'utf8').includes(needle);
-        } catch {
-          return false;
-        }
-      });
-  } catch {
-    return [];
-  }
-}
-
-type CpuGroup = 'client' | 'standalone' | 'worker' | 'postgres' | 'machine';
-type CpuSample = Map<CpuGroup, Map<number, number>>;
-
-/** The process groups whose CPU a level is charged with, sampled at one moment. */
-async function sampleCpu(
-  pool: Pool,
-  standalonePid: number,
-  workerPids: number[],
-): Promise<CpuSample> {
-  const backends = await pool.query<{ pid: number }>(
-    'SELECT pid FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid()',
-  );
-  const machine = machineBusyTicks();
-  return new Map<CpuGroup, Map<number, number>>([
-    ['client', ticksByPid([process.pid])],
-    ['standalone', ticksByPid([standalonePid])],
-    ['worker', ticksByPid(workerPids)],
-    ['postgres', ticksByPid(backends.rows.map((r) => r.pid))],
-    ['machine', machine === null ? new Map() : new Map([[0, machine]])],
-  ]);
-}
-
-/** CPU seconds each group used between two samples (a process seen only at the end counts from zero). */
-function cpuSeconds(before: CpuSample, after: CpuSample): Map<CpuGroup, number> {
-  const used = new Map<CpuGroup, number>();
-  for (const [group, pids] of after) {
-    let ticks = 0;
-    for (const [pid, end] of pids) {
-      ticks += end - (before.get(group)?.get(pid) ?? 0);
-    }
-    used.set(group, ticks / CLOCK_TICKS);
-  }
-  return used;
-}
-
-/** One blocking SendMessage; resolves to null when the task came back COMPLETED, else to an error label. */
-type SendOnce = () => Promise<string | null>;
-
-/** How one binding sends; `close` releases what it holds (the gRPC channel). */
-interface Sender {
-  binding: Binding;
-  send: SendOnce;
-  close: () => void;
-}
-
-const HTTP_HEADERS = { 'A2A-Version': '1.0', 'X-API-Key': API_KEY };
-
-const userMessage = (): Record<string, unknown> => ({
-  messageId: randomUUID(),
-  role: 'ROLE_USER',
-  parts: [{ text: 'hello' }],
-});
-
-function completedOrLabel(state: string | undefined): string | null {
-  return state === 'TASK_STATE_COMPLETED' ? null : `task ended ${String(state)}`;
-}
-
-/** Runs one request; an exception (a network error, a timeout) becomes its error label. */
-async function labelled(send: SendOnce): Promise<string | null> {
-  try {
-    return await send();
-  } catch (error) {
-    return `exception: ${error instanceof Error ? `${error.name}: ${error.message}` : String(error)}`;
-  }
-}
-
-/** JSON-RPC 2.0: `POST {base}/agents/demo/echo/jsonrpc`, method SendMessage. */
-async function sendJsonRpc(url: string): Promise<string | null> {
-  const body = JSON.stringify({
-    jsonrpc: '2.0',
-    id: 1,
-    method: 'SendMessage',
-    params: { message: userMessage() },
-  });
-  const response = await fetch(url, {
-    method: 'POST',
-    headers: { 'Content-Type': 'application/json', ...HTTP_HEADERS },
-    body,
-    signal: AbortSignal.timeout(REQUEST_TIMEOUT_MS),
-  });
-  const text = await response.text();
-  if (!response.ok) {
-    return `HTTP ${response.status}`;
-  }
-  const json = JSON.parse(text) as {
-    result?: { task?: { status?: { state?: string } } };
-    error?: { code?: number; message?: string };
-  };
-  if (json.error) {
-    return `JSON-RPC error ${String(json.error.code)}: ${String(json.error.message).slice(0, 80)}`;
-  }
-  return completedOrLabel(json.result?.task?.status?.state);
-}
-
-/** HTTP+JSON: `POST {base}/agents/demo/echo/rest/message:send`, the SendMessageRequest as ProtoJSON. */
-async function sendRest(url: string): Promise<string | null> {
-  const response = await fetch(url, {
-    method: 'POST',
-    headers: { 'Content-Type': 'application/a2a+json', ...HTTP_HEADERS },
-    body: JSON.stringify({ message: userMessage() }),
-    signal: AbortSignal.timeout(REQUEST_TIMEOUT_MS),
-  });
-  const text = await response.text();
-  if (!response.ok) {
-    return `HTTP ${response.status}: ${text.slice(0, 80)}`;
-  }
-  const json = JSON.parse(text) as { task?: { status?: { state?: string } } };
-  return completedOrLabel(json.task?.status?.state);
-}
-
-/** gRPC: `lf.a2a.v1.A2AService/SendMessage` with `tenant: "demo/echo"`, over the client's one channel. */
-function sendGrpc(client: a2aPb.A2AServiceClient): Promise<string | null> {
-  const request = a2aPb.SendMessageRequest.fromPartial({
-    tenant: AGENT_TENANT,
-    message: {
-      messageId: randomUUID(),
-      role: a2aPb.Role.ROLE_USER,
-      parts: [{ text: 'hello' }],
-    },
-  });
-  const metadata = new Metadata();
-  metadata.set('x-api-key', API_KEY);
-  metadata.set('a2a-version', '1.0');
-  return new Promise((resolve) => {
-    client.sendMessage(
-      request,
-      metadata,
-      { deadline: Date.now() + REQUEST_TIMEOUT_MS },
-      (error, response) => {
-        resolve(
-          error
-            ? `gRPC ${GrpcStatus[error.code] ?? error.code}: ${error.details.slice(0, 80)}`
-            : completedOrLabel(response.task?.status?.state),
-        );
-      },
+function plan(options: Options): Run[] {
+  const runs = (mode: Mode, levels: number[]): Run[] =>
+    levels.flatMap((concurrency) =>
+      options.bindings.map((binding) => ({ mode, binding, concurrency })),
     );
-  });
+  return [...runs('send', options.sendLevels), ...runs('stream', options.streamLevels)];
 }
 
-function openSender(binding: Binding, baseUrl: string, grpcTarget: string): Sender {
-  switch (binding) {
-    case 'jsonrpc': {
-      const url = `${baseUrl}/agents/demo/echo/jsonrpc`;
-      return { binding, send: () => labelled(() => sendJsonRpc(url)), close: () => undefined };
-    }
-    case 'rest': {
-      const url = `${baseUrl}/agents/demo/echo/rest/message:send`;
-      return { binding, send: () => labelled(() => sendRest(url)), close: () => undefined };
-    }
-    case 'grpc': {
-      const client = new a2aPb.A2AServiceClient(grpcTarget, credentials.createInsecure());
-      return { binding, send: () => labelled(() => sendGrpc(client)), close: () => client.close() };
-    }
+const RPC: Record<Mode, string> = { send: 'SendMessage', stream: 'SendStreamingMessage' };
+const runLabel = (run: Run): string => `${RPC[run.mode]} ${run.binding} c=${run.concurrency}`;
+
+/** CPU seconds used between two tick samples of the same processes (one seen only at the end counts from 0). */
+function cpuSecondsBetween(before: Map<number, number>, after: Map<number, number>): number {
+  let ticks = 0;
+  for (const [pid, end] of after) {
+    ticks += end - (before.get(pid) ?? 0);
   }
+  return ticks / CLOCK_TICKS;
 }
 
-async function databaseCommits(pool: Pool): Promise<number | null> {
-  const result = await pool.query<{ xact_commit: string }>(
-    'SELECT xact_commit FROM pg_stat_database WHERE datname = current_database()',
-  );
-  const value = result.rows[0]?.xact_commit;
-  return value === undefined ? null : Number(value);
-}
-
-async function eventCount(pool: Pool): Promise<number> {
-  const result = await pool.query<{ n: string }>('SELECT count(*) AS n FROM events.messages');
-  return Number(result.rows[0]?.n ?? 0);
-}
-
-async function lastPosition(pool: Pool): Promise<number> {
-  const result = await pool.query<{ p: string | null }>(
-    'SELECT max(global_position) AS p FROM events.messages',
-  );
-  return Number(result.rows[0]?.p ?? 0);
-}
-
-/** Median milliseconds between the events of the tasks a level created (from events.messages.recorded_at). */
-interface Stages {
-  submittedToLease: number;
-  leaseToWorking: number;
-  workingToArtifact: number;
-  artifactToCompleted: number;
-  submittedToCompleted: number;
-}
-
-async function stagesSince(pool: Pool, position: number): Promise<Stages | null> {
-  const result = await pool.query<Record<keyof Stages, number | null>>(
-    `WITH per_task AS (
-       SELECT stream_id,
-         min(recorded_at) FILTER (WHERE event_type = 'TaskSubmitted') AS submitted,
-         min(recorded_at) FILTER (WHERE event_type = 'TaskLeaseGranted') AS leased,
-         min(recorded_at) FILTER (WHERE event_type = 'TaskStatusUpdated'
-                                    AND data->'status'->>'state' = 'TASK_STATE_WORKING') AS working,
-         min(recorded_at) FILTER (WHERE event_type = 'ArtifactChunkAppended') AS artifact,
-         min(recorded_at) FILTER (WHERE event_type = 'TaskStatusUpdated'
-                                    AND data->'status'->>'state' = 'TASK_STATE_COMPLETED') AS completed
-       FROM events.messages WHERE global_position > $1 GROUP BY stream_id)
-     SELECT
-       percentile_cont(0.5) WITHIN GROUP (ORDER BY extract(epoch FROM leased - submitted) * 1000) AS "submittedToLease",
-       percentile_cont(0.5) WITHIN GROUP (ORDER BY extract(epoch FROM working - leased) * 1000) AS "leaseToWorking",
-       percentile_cont(0.5) WITHIN GROUP (ORDER BY extract(epoch FROM artifact - working) * 1000) AS "workingToArtifact",
-       percentile_cont(0.5) WITHIN GROUP (ORDER BY extract(epoch FROM completed - artifact) * 1000) AS "artifactToCompleted",
-       percentile_cont(0.5) WITHIN GROUP (ORDER BY extract(epoch FROM completed - submitted) * 1000) AS "submittedToCompleted"
-     FROM per_task WHERE submitted IS NOT NULL AND completed IS NOT NULL`,
-    [position],
-  );
-  const row = result.rows[0];
-  if (!row || row.submittedToCompleted === null) {
-    return null;
-  }
-  return {
-    submittedToLease: Number(row.submittedToLease),
-    leaseToWorking: Number(row.leaseToWorking),
-    workingToArtifact: Number(row.workingToArtifact),
-    artifactToCompleted: Number(row.artifactToCompleted),
-    submittedToCompleted: Number(row.submittedToCompleted),
-  };
+/** One side of the bench: where to send and whose CPU to count. */
+interface Server {
+  side: Side;
+  endpoints: A2aEndpoints;
+  pids: () => number[];
 }
 
 /**
- * Backends publish their counters to pg_stat_database at most once a second while busy and within
- * 10 s once idle (Postgres 15: PGSTAT_IDLE_INTERVAL), so the platform's pooled connections are given
- * that long before the counter is read.
+ * The load of `run` on `server`, with the CPU of the side's processes, the bench client and the machine;
+ * `platformCpu` samples the platform's process groups around it (null for the reference).
  */
-const STATS_SETTLE_MS = 11_000;
-
-async function settledCommits(pool: Pool): Promise<number | null> {
-  await sleep(STATS_SETTLE_MS);
-  return databaseCommits(pool);
-}
-
-/** Closed loop: `concurrency` clients each send one request after another until `durationMs` has passed. */
-async function runLevel(
-  send: SendOnce,
-  concurrency: number,
+async function measure(
+  server: Server,
+  sender: Sender,
+  run: Run,
   durationMs: number,
-): Promise<Omit<LevelResult, 'binding' | 'commits' | 'events' | 'stages' | 'cpu' | 'loadBefore'>> {
-  const latenciesMs: number[] = [];
-  const errorSamples = new Map<string, number>();
-  let errors = 0;
-  const started = performance.now();
-  const end = started + durationMs;
-  const client = async (): Promise<void> => {
-    while (performance.now() < end) {
-      const sent = performance.now();
-      const error = await send();
-      if (error === null) {
-        latenciesMs.push(performance.now() - sent);
-      } else {
-        errors++;
-        errorSamples.set(error, (errorSamples.get(error) ?? 0) + 1);
-      }
-    }
-  };
-  await Promise.all(Array.from({ length: concurrency }, () => client()));
+  platform: BenchPlatform | null,
+): Promise<{ measured: Measured; cpu: [PlatformCpu, PlatformCpu] | null }> {
+  const loadAverageBefore = loadavg()[0] ?? 0;
+  const platformBefore = await platform?.sampleCpu();
+  const before = { own: ticksByPid(server.pids()), client: ticksByPid([process.pid]) };
+  const machineBefore = machineBusyTicks();
+  const load = await runClosedLoop(sender.send, run.concurrency, durationMs);
+  const machineAfter = machineBusyTicks();
+  const after = { own: ticksByPid(server.pids()), client: ticksByPid([process.pid]) };
+  const platformAfter = await platform?.sampleCpu();
   return {
-    concurrency,
-    requests: latenciesMs.length,
-    errors,
-    elapsedMs: performance.now() - started,
-    latenciesMs,
-    errorSamples,
+    measured: {
+      load,
+      cpuSeconds: cpuSecondsBetween(before.own, after.own),
+      clientCpuSeconds: cpuSecondsBetween(before.client, after.client),
+      machineBusySeconds:
+        machineBefore === null || machineAfter === null
+          ? null
+          : (machineAfter - machineBefore) / CLOCK_TICKS,
+      loadAverageBefore,
+    },
+    cpu: platformBefore && platformAfter ? [platformBefore, platformAfter] : null,
   };
 }
+
+// ---------------------------------------------------------------------------------------------------------
+// Printing
+
+const perSecond = (m: Measured): number => m.load.requests / (m.load.elapsedMs / 1_000);
+const attempts = (m: Measured): number => m.load.requests + m.load.errors;
+const perRequest = (value: number, m: Measured): number =>
+  attempts(m) > 0 ? value / attempts(m) : Number.NaN;
+
+/** platform / reference with about three significant digits; `-` when either is missing. */
+function ratio(platform: number | undefined, reference: number | undefined): string {
+  if (platform === undefined || reference === undefined || !(reference > 0)) {
+    return '-';
+  }
+  const r = platform / reference;
+  return r >= 100 ? fmt(r, 0) : r >= 10 ? fmt(r, 1) : r >= 1 ? fmt(r, 2) : fmt(r, 3);
+}
+
+function printSideBySide(results: RunResult[]): void {
+  const figures: [string, (m: Measured, sorted: number[]) => number, number][] = [
+    ['requests/s', (m) => perSecond(m), 1],
+    ['p50 ms', (_, sorted) => percentile(sorted, 50), 1],
+    ['p90 ms', (_, sorted) => percentile(sorted, 90), 1],
+    ['p99 ms', (_, sorted) => percentile(sorted, 99), 1],
+    ['errors', (m) => m.load.errors, 0],
+    ['CPU ms/request', (m) => perRequest(1_000 * m.cpuSeconds, m), 2],
+  ];
+  const rows = results.flatMap(({ run, sides }) => {
+    const sorted = new Map([...sides].map(([side, m]) => [side, ascending(m.load.latenciesMs)]));
+    return figures.map(([figure, value, digits], i) => {
+      const of = (side: Side): number | undefined => {
+        const m = sides.get(side);
+        return m && value(m, sorted.get(side) ?? []);
+      };
+      const name = run.mode === 'stream' ? figure.replace('requests/s', 'streams/s') : figure;
+      return [
+        i === 0 ? runLabel(run) : '',
+        name,
+        fmt(of('reference'), digits),
+        fmt(of('platform'), digits),
+        figure === 'errors' ? '-' : ratio(of('platform'), of('reference')),
+      ];
+    });
+  });
+  console.log(
+    table(['run', 'figure', 'reference', 'platform', 'platform / reference'], rows, [0, 1]),
+  );
+  console.log(
+    'requests/s: requests that ended COMPLETED over the wall time of the run (in-flight ones are let finish);\n' +
+      'latency percentiles over those; errors: anything else (printed by kind below). CPU ms/request: user +\n' +
+      "system time of the side's processes (/proc) over all requests sent: the platform's standalone process and\n" +
+      "its echo worker child, the reference server's one process. Ratio > 1: the platform has more of it.",
+  );
+}
+
+function printPlatformDetail(results: RunResult[]): void {
+  const rows = results.flatMap(({ run, sides, platform }) => {
+    const m = sides.get('platform');
+    if (!m || !platform) {
+      return [];
+    }
+    const ms = (s: number): string => fmt(perRequest(1_000 * s, m), 2);
+    return [
+      [
+        runLabel(run),
+        fmt(perRequest(platform.commits, m), 2),
+        fmt(perRequest(platform.events, m), 2),
+        ms(platform.standaloneSeconds),
+        ms(platform.workerSeconds),
+        ms(platform.postgresSeconds),
+        ms(platform.standaloneSeconds + platform.workerSeconds + platform.postgresSeconds),
+      ],
+    ];
+  });
+  if (rows.length === 0) {
+    return;
+  }
+  console.log('');
+  console.log('## Platform: Postgres and CPU per request');
+  console.log(
+    table(
+      [
+        'run',
+        'PG commits/request',
+        'events/request',
+        'standalone CPU ms',
+        'echo worker CPU ms',
+        'PG backends CPU ms',
+        'all three CPU ms',
+      ],
+      rows,
+      [0],
+    ),
+  );
+  console.log(
+    'PG commits: xact_commit of the bench database (pg_stat_database) over the run, read 11 s after its load\n' +
+      "so that every backend has published its counters, less the idle platform's rate and the bench's own\n" +
+      'reads; a statement outside an explicit transaction counts as one. events: rows appended to\n' +
+      'events.messages. PG backends: the backends connected to the bench database.',
+  );
+}
+
+function printMachineLoad(results: RunResult[], options: Options): void {
+  const rows = results.flatMap(({ run, sides }) =>
+    options.sides.flatMap((side) => {
+      const m = sides.get(side);
+      if (!m) {
+        return [];
+      }
+      const wall = m.load.elapsedMs / 1_000;
+      return [
+        [
+          runLabel(run),
+          side,
+          fmt(m.loadAverageBefore, 2),
+          fmt((100 * m.cpuSeconds) / wall, 0),
+          fmt((100 * m.clientCpuSeconds) / wall, 0),
+          fmt(m.machineBusySeconds === null ? null : (100 * m.machineBusySeconds) / wall, 0),
+        ],
+      ];
+    }),
+  );
+  console.log('');
+  console.log('## CPU during each run (100 % = one core)');
+  console.log(
+    table(
+      ['run', 'side', 'load avg before', 'side %', 'bench client %', 'whole machine %'],
+      rows,
+      [0, 1],
+    ),
+  );
+  console.log(
+    `The machine has ${cpus().length} CPUs; the bench client runs on them too. "whole machine" includes Postgres,\n` +
+      'the kernel and any other job running at the time.',
+  );
+}
+
+function printErrors(results: RunResult[]): void {
+  const lines = results.flatMap(({ run, sides }) =>
+    [...sides].flatMap(([side, m]) =>
+      [...m.load.errorSamples].map(([what, n]) => `${side}, ${runLabel(run)}: ${n} x ${what}`),
+    ),
+  );
+  if (lines.length > 0) {
+    console.log('');
+    console.log('## Errors');
+    lines.forEach((line) => console.log(line));
+  }
+}
+
+/** The top functions by self time of each profile written into `dir` by the processes named in `labels`. */
+function printProfiles(dir: string, labels: Map<number, string>): void {
+  console.log('');
+  console.log(`## CPU profiles (${dir})`);
+  console.log(
+    'Whole process lifetimes (boot, warm-up and idle time included); the figures above are slower under the\n' +
+      'profiler. The other example workers (idle) wrote profiles too and are not shown.',
+  );
+  for (const summary of readProfiles(dir)) {
+    const label = summary.pid === null ? undefined : labels.get(summary.pid);
+    if (label !== undefined) {
+      console.log('');
+      console.log(formatProfile(summary, label, 20));
+    }
+  }
+}
+
+// ---------------------------------------------------------------------------------------------------------
 
 async function main(): Promise<number> {
   const options = parseOptions(process.argv.slice(2));
-  const cpuList = cpus();
-  console.log('# Blocking SendMessage to demo/echo (standalone platform, loopback)');
+  const runs = plan(options);
+  const sides = options.sides;
   console.log(
-    `per level and binding: ${options.seconds} s; warm-up: ${options.warmupSeconds} s at concurrency 16 per binding; levels: ${options.levels.join(', ')}; bindings: ${options.bindings.join(', ')}`,
+    '# SendMessage and SendStreamingMessage: the platform and the a2a-js reference server, side by side (loopback)',
   );
+  console.log(
+    `sides: ${sides.join(', ')}; per run and side: ${options.seconds} s; warm-up: ${options.warmupSeconds} s at ` +
+      `concurrency ${WARMUP_CONCURRENCY} per mode, binding and side; SendMessage levels: ${options.sendLevels.join(', ')}; ` +
+      `SendStreamingMessage levels: ${options.streamLevels.join(', ') || 'none'}; bindings: ${options.bindings.join(', ')}`,
+  );
+  let profileDir: string | null = null;
+  if (options.cpuProfDir !== null) {
+    // A folder of this run's own: the summary reads every profile in it.
+    mkdirSync(options.cpuProfDir, { recursive: true });
+    profileDir = mkdtempSync(join(options.cpuProfDir, 'run-'));
+  }
 
   let db: TestDatabase | null = null;
-  let platform: Awaited<ReturnType<typeof startStandalone>> | null = null;
+  let platform: BenchPlatform | null = null;
+  let reference: ReferenceServer | null = null;
   const senders: Sender[] = [];
-  try {
-    db = await createTestDatabase('bench');
-    const pgVersion =
-      (await db.pool.query<{ version: string }>('SELECT version()')).rows[0]?.version ?? '?';
-    printMachine(pgVersion);
-
-    const bootStarted = performance.now();
-    platform = await startStandalone({ POSTGRES_URL: db.url });
-    console.log(
-      `platform ready in ${Math.round(performance.now() - bootStarted)} ms (pid ${String(platform.process.pid)})`,
-    );
-    const standalonePid = platform.process.pid ?? 0;
-    const workerPids = childPids(standalonePid, 'echo');
-    for (const binding of options.bindings) {
-      senders.push(openSender(binding, platform.baseUrl, platform.grpcTarget));
-    }
-
-    for (const { binding, send } of senders) {
-      const probe = await send();
-      if (probe !== null) {
-        throw new Error(
-          `the first ${binding} SendMessage failed: ${probe}\n${platform.process.log}`,
-        );
-      }
-      const warm = await runLevel(send, 16, options.warmupSeconds * 1_000);
-      console.log(`warm-up ${binding}: ${warm.requests} requests, ${warm.errors} errors`);
-    }
-
-    // The idle platform commits too (dispatcher polls, lease sweeps): measure that rate once, then take it
-    // off each level's count, together with the bench's own seven reads per level.
-    let commitsBefore = await settledCommits(db.pool);
-    let readAt = performance.now();
-    const idleCommits = await settledCommits(db.pool);
-    const idleRate =
-      commitsBefore === null || idleCommits === null
-        ? 0
-        : Math.max(0, idleCommits - commitsBefore - 1) / (performance.now() - readAt);
-    commitsBefore = idleCommits;
-    readAt = performance.now();
-    console.log(
-      `idle platform: ${(idleRate * 1_000).toFixed(1)} commits/s (background polls and sweeps)`,
-    );
-
-    // Within a level the bindings take turns, so that a change in the machine's load over the run falls
-    // on all of them alike.
-    const results: LevelResult[] = [];
-    for (const concurrency of options.levels) {
-      for (const { binding, send } of senders) {
-        const eventsBefore = await eventCount(db.pool);
-        const positionBefore = await lastPosition(db.pool);
-        const loadBefore = loadavg()[0] ?? 0;
-        const cpuBefore = await sampleCpu(db.pool, standalonePid, workerPids);
-        const result = await runLevel(send, concurrency, options.seconds * 1_000);
-        const cpuAfter = await sampleCpu(db.pool, standalonePid, workerPids);
-        const eventsAfter = await eventCount(db.pool);
-        const stages = await stagesSince(db.pool, positionBefore);
-        const commitsAfter = await settledCommits(db.pool);
-        const now = performance.now();
-        results.push({
-          binding,
-          ...result,
-          commits:
-            commitsBefore === null || commitsAfter === null
-              ? null
-              : commitsAfter - commitsBefore - 7 - Math.round(idleRate * (now - readAt)),
-          events: eventsAfter - eventsBefore,
-          stages,
-          cpu: cpuSeconds(cpuBefore, cpuAfter),
-          loadBefore,
-        });
-        commitsBefore = commitsAfter;
-        readAt = now;
-        console.log(
-          `${binding}, concurrency ${concurrency}: done (${result.requests} ok, ${result.errors} errors)`,
-        );
-      }
-    }
-    // Printed grouped by binding, each in level order.
-    const ordered = options.bindings.flatMap((binding) =>
-      results.filter((r) => r.binding === binding),
-    );
-    const sortedLatencies = new Map(
-      results.map((r) => [r, [...r.latenciesMs].sort((a, b) => a - b)]),
-    );
-    const latencies = (r: LevelResult): number[] => sortedLatencies.get(r) ?? [];
-
-    console.log('');
-    console.log('## Results');
-    const fmt = (n: number, digits = 1): string => (Number.isFinite(n) ? n.toFixed(digits) : '-');
-    const perSecond = (r: LevelResult): number => r.requests / (r.elapsedMs / 1_000);
-    console.log(
-      table(
-        [
-          'binding',
-          'concurrency',
-          'requests',
-          'errors',
-          'requests/s',
-          'p50 ms',
-          'p90 ms',
-          'p99 ms',
-          'max ms',
-        ],
-        ordered.map((r) => {
-          const sorted = latencies(r);
-          return [
-            r.binding,
-            String(r.concurrency),
-            String(r.requests),
-            String(r.errors),
-            fmt(perSecond(r)),
-            fmt(percentile(sorted, 50)),
-            fmt(percentile(sorted, 90)),
-            fmt(percentile(sorted, 99)),
-            fmt(sorted.at(-1) ?? Number.NaN),
-          ];
-        }),
-      ),
-    );
-    if (options.bindings.length > 1) {
-      console.log('');
-      console.log('## Bindings side by side (requests/s, p50 ms, p99 ms)');
-      console.log(
-        table(
-          [
-            'binding',
-            ...options.levels.flatMap((level) => [
-              `c=${level} req/s`,
-              `c=${level} p50`,
-              `c=${level} p99`,
-            ]),
-          ],
-          options.bindings.map((binding) => [
-            binding,
-            ...options.levels.flatMap((level) => {
-              const r = results.find((x) => x.binding === binding && x.concurrency === level);
-              if (!r) {
-                return ['-', '-', '-'];
-              }
-              const sorted = latencies(r);
-              return [fmt(perSecond(r)), fmt(percentile(sorted, 50)), fmt(percentile(sorted, 99))];
-            }),
-          ]),
-        ),
-      );
-    }
-    console.log('');
-    console.log('## Postgres work per request');
-    console.log(
-      table(
-        ['binding', 'concurrency', 'events/request', 'commits/request'],
-        ordered.map((r) => {
-          const total = r.requests + r.errors;
-          return [
-            r.binding,
-            String(r.concurrency),
-            total > 0 ? fmt(r.events / total, 2) : '-',
-            total > 0 && r.commits !== null ? fmt(r.commits / total, 2) : '-',
-          ];
-        }),
-      ),
-    );
-    console.log(
-      "commits: xact_commit of the benchmark database (pg_stat_database) over the level, less the idle rate and the bench's own reads;\n" +
-        'a statement outside an explicit transaction counts as one. events: rows appended to events.messages.',
-    );
-    console.log('');
-    console.log('## Where a request spends its time (medians, ms)');
-    console.log(
-      table(
-        [
-          'binding',
-          'concurrency',
-          'client p50',
-          'submitted→leased',
-          'leased→WORKING',
-          'WORKING→artifact',
-          'artifact→COMPLETED',
-          'submitted→COMPLETED',
-          'remainder (client p50 − that)',
-        ],
-        ordered.map((r) => {
-          const p50 = percentile(latencies(r), 50);
-          const st = r.stages;
-          return [
-            r.binding,
-            String(r.concurrency),
-            fmt(p50),
-            st ? fmt(st.submittedToLease) : '-',
-            st ? fmt(st.leaseToWorking) : '-',
-            st ? fmt(st.workingToArtifact) : '-',
-            st ? fmt(st.artifactToCompleted) : '-',
-            st ? fmt(st.submittedToCompleted) : '-',
-            st ? fmt(p50 - st.submittedToCompleted) : '-',
-          ];
-        }),
-      ),
-    );
-    console.log(
-      'Stages from events.messages.recorded_at (clock_timestamp() at append) of the tasks each level created;\n' +
-        '"remainder" is the binding (HTTP + JSON-RPC, HTTP+JSON, or gRPC), the ingress→task-service gRPC hop,\n' +
-        'the submit transaction up to the append, and the blocked call noticing COMPLETED and reading the view.',
-    );
-    if (results.some((r) => r.cpu.get('machine'))) {
-      console.log('');
-      console.log('## CPU during each level (Linux /proc; 100 % = one core)');
-      const groups: [CpuGroup, string][] = [
-        ['client', 'bench client'],
-        ['standalone', 'standalone (ingress + task-service)'],
-        ['worker', 'echo worker'],
-        ['postgres', 'Postgres backends of the bench DB'],
-      ];
-      console.log(
-        table(
-          [
-            'binding',
-            'concurrency',
-            'load avg before',
-            ...groups.map(([, label]) => `${label} % (ms/request)`),
-            'whole machine %',
-            'other %',
-          ],
-          ordered.map((r) => {
-            const seconds = r.elapsedMs / 1_000;
-            const total = r.requests + r.errors;
-            const cell = (used: number): string =>
-              `${fmt((100 * used) / seconds, 0)} (${total > 0 ? fmt((1_000 * used) / total, 2) : '-'})`;
-            const ours = groups.reduce((sum, [group]) => sum + (r.cpu.get(group) ?? 0), 0);
-            const machine = r.cpu.get('machine') ?? 0;
-            return [
-              r.binding,
-              String(r.concurrency),
-              fmt(r.loadBefore, 2),
-              ...groups.map(([group]) => cell(r.cpu.get(group) ?? 0)),
-              fmt((100 * machine) / seconds, 0),
-              fmt((100 * Math.max(0, machine - ours)) / seconds, 0),
-            ];
-          }),
-        ),
-      );
-      console.log(
-        `The machine has ${cpuList.length} CPUs (${100 * cpuList.length} % in all). "other" is busy time charged to none of\n` +
-          'the groups: Postgres background processes (WAL writer, checkpointer), kernel interrupt time of the loopback\n' +
-          'traffic, and any other job running on the machine at the same time.',
-      );
-    }
-    const errorLines = ordered.flatMap((r) =>
-      [...r.errorSamples].map(
-        ([what, n]) => `${r.binding}, concurrency ${r.concurrency}: ${n} x ${what}`,
-      ),
-    );
-    if (errorLines.length > 0) {
-      console.log('');
-      console.log('## Errors');
-      errorLines.forEach((line) => console.log(line));
-    }
-    return results.every((r) => r.requests > 0) ? 0 : 1;
-  } finally {
-    senders.forEach((sender) => sender.close());
-    await platform?.process.stop().catch(() => undefined);
-    await db
-      ?.drop()
-      .catch((error: unknown) => console.error(`could not drop the database: ${String(error)}`));
+  let stopping: Promise<void> | null = null;
+  // Both servers stopped and the database dropped, whatever happened; once, also on SIGINT or SIGTERM.
+  const stopAll = (): Promise<void> =>
+    (stopping ??= (async () => {
+      senders.forEach((sender) => sender.close());
+      await platform
+        ?.stop()
+        .catch((error: unknown) => console.error(`stopping the platform: ${String(error)}`));
+      await reference
+        ?.stop()
+        .catch((error: unknown) => console.error(`stopping the reference: ${String(error)}`));
+      await db
+        ?.drop()
+        .catch((error: unknown) => console.error(`dropping the database: ${String(error)}`));
+    })());
+  for (const signal of ['SIGINT', 'SIGTERM'] as const) {
+    process.once(signal, () => {
+      console.error(`${signal}: stopping both servers`);
+      void stopAll().finally(() => process.exit(130));
+    });
   }
+
+  const labels = new Map<number, string>();
+  let code: number;
+  try {
+    const servers: Server[] = [];
+    if (sides.includes('reference')) {
+      const started = performance.now();
+      const installed = await installReferenceServer();
+      reference = await ReferenceServer.start(
+        installed.dir,
+        profileDir === null ? [] : ['--cpu-prof', `--cpu-prof-dir=${profileDir}`],
+      );
+      const server = reference;
+      servers.push({ side: 'reference', endpoints: server.endpoints, pids: () => [server.pid] });
+      labels.set(server.pid, 'reference server');
+      console.log(
+        `reference: @a2a-js/sdk ${referenceSdkVersion(installed.dir)} in ${installed.dir} ` +
+          `(${installed.installed ? 'npm ci done now' : 'installed by an earlier run'}), ready in ` +
+          `${Math.round(performance.now() - started)} ms, pid ${server.pid}`,
+      );
+    }
+    if (sides.includes('platform')) {
+      const started = performance.now();
+      db = await createTestDatabase('bench');
+      platform = await BenchPlatform.start(db, profileDir);
+      const bench = platform;
+      servers.unshift({
+        side: 'platform',
+        endpoints: bench.endpoints,
+        pids: () => [bench.pid, bench.workerPid],
+      });
+      labels.set(bench.pid, 'platform: standalone (ingress + task-service)');
+      labels.set(bench.workerPid, 'platform: echo worker');
+      console.log(
+        `platform: standalone ready in ${Math.round(performance.now() - started)} ms ` +
+          `(pid ${bench.pid}, echo worker pid ${bench.workerPid})`,
+      );
+    }
+    printMachine(platform ? await platform.postgresVersion() : 'not used (reference only)');
+    console.log(
+      `load average at start: ${loadavg()
+        .map((n) => n.toFixed(2))
+        .join(' ')}`,
+    );
+
+    // One sender per side, mode and binding; each must succeed once before anything is measured.
+    let platformQuietSince = 0;
+    const senderOf = new Map<string, Sender>();
+    const key = (side: Side, mode: Mode, binding: Binding): string => `${side} ${mode} ${binding}`;
+    for (const server of servers) {
+      for (const { mode, binding } of runs) {
+        const name = key(server.side, mode, binding);
+        if (senderOf.has(name)) {
+          continue;
+        }
+        const sender = openSender(mode, binding, server.endpoints);
+        senders.push(sender);
+        senderOf.set(name, sender);
+        const probe = await sender.send();
+        if (probe !== null) {
+          const log = server.side === 'platform' ? platform?.process.log : reference?.log;
+          throw new Error(
+            `the first ${name} request failed: ${probe}\n${String(log).slice(-4_000)}`,
+          );
+        }
+        const warm = await runClosedLoop(
+          sender.send,
+          WARMUP_CONCURRENCY,
+          options.warmupSeconds * 1_000,
+        );
+        console.log(`warm-up ${name}: ${warm.requests} ok, ${warm.errors} errors`);
+      }
+      if (server.side === 'platform') {
+        platformQuietSince = performance.now();
+      }
+    }
+    const senderFor = (side: Side, run: Run): Sender => {
+      const sender = senderOf.get(key(side, run.mode, run.binding));
+      if (!sender) {
+        throw new Error(`no sender for ${side} ${runLabel(run)}`);
+      }
+      return sender;
+    };
+
+    // The idle platform commits too (dispatcher polls, lease sweeps): its rate is taken off every run.
+    let counters: Counters | null = null;
+    let idleRate = 0;
+    if (platform) {
+      const first = await platform.counters(platformQuietSince);
+      counters = await platform.counters(first.at);
+      idleRate = Math.max(0, counters.commits - first.commits) / (counters.at - first.at);
+      console.log(
+        `idle platform: ${fmt(idleRate * 1_000)} commits/s (background polls and sweeps)`,
+      );
+    }
+
+    const results: RunResult[] = [];
+    for (const run of runs) {
+      const result: RunResult = { run, sides: new Map(), platform: null };
+      let platformCpu: [PlatformCpu, PlatformCpu] | null = null;
+      let platformEnd = 0;
+      // The platform first: its commit counters settle while the reference runs.
+      for (const server of servers) {
+        const { measured, cpu } = await measure(
+          server,
+          senderFor(server.side, run),
+          run,
+          options.seconds * 1_000,
+          server.side === 'platform' ? platform : null,
+        );
+        result.sides.set(server.side, measured);
+        if (server.side === 'platform') {
+          platformCpu = cpu;
+          platformEnd = performance.now();
+        }
+        console.log(
+          `${server.side}, ${runLabel(run)}: ${measured.load.requests} ok, ${measured.load.errors} errors, ` +
+            `${fmt(perSecond(measured))}/s`,
+        );
+      }
+      if (platform && counters && platformCpu) {
+        const next = await platform.counters(platformEnd);
+        const [before, after] = platformCpu;
+        result.platform = {
+          standaloneSeconds: cpuSecondsBetween(before.standalone, after.standalone),
+          workerSeconds: cpuSecondsBetween(before.worker, after.worker),
+          postgresSeconds: cpuSecondsBetween(before.postgres, after.postgres),
+          commits: next.commits - counters.commits - idleRate * (next.at - counters.at),
+          events: next.events - counters.events,
+        };
+        counters = next;
+      }
+      results.push(result);
+    }
+
+    console.log('');
+    console.log('## Side by side');
+    printSideBySide(results);
+    printPlatformDetail(results);
+    printMachineLoad(results, options);
+    console.log('');
+    console.log(
+      `Resident memory at the end (MiB): ${servers
+        .flatMap((server) =>
+          server.pids().map((pid) => `${labels.get(pid) ?? pid} ${fmt(rssMiB(pid), 0)}`),
+        )
+        .join(', ')}`,
+    );
+    printErrors(results);
+    code = results.every((r) => [...r.sides.values()].every((m) => m.load.requests > 0)) ? 0 : 1;
+  } finally {
+    await stopAll();
+  }
+  if (profileDir !== null) {
+    printProfiles(profileDir, labels);
+  }
+  return code;
 }
 
 main().then(

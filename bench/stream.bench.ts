@@ -36,13 +36,12 @@ import {
 } from '@lib/testing';
 import { AGENT_PROFILES, type ExampleAgentId } from '@lib/worker-sdk';
 import { randomUUID } from 'node:crypto';
-import { readFileSync } from 'node:fs';
 import { Agent, request } from 'node:http';
 import { cpus, loadavg } from 'node:os';
 import { monitorEventLoopDelay, performance } from 'node:perf_hooks';
 import type { Pool } from 'pg';
 import { ascending, fmt, percentile, printMachine, table } from './support/figures';
-import { CLOCK_TICKS, machineBusyTicks, ticksByPid } from './support/proc-stats';
+import { CLOCK_TICKS, machineBusyTicks, rssMiB, ticksByPid } from './support/proc-stats';
 
 interface Options {
   latencyCount: number;
@@ -400,17 +399,6 @@ function openStream(endpoint: Endpoint, body: string, timeoutMs: number): OpenSt
 
 // ---------------------------------------------------------------------------------------------------------
 // Process and database measurements (Linux /proc, pg_stat_*).
-
-/** VmRSS or VmHWM of a process in MiB; null when /proc does not have it. */
-function memoryMiB(pid: number, field: 'VmRSS' | 'VmHWM' = 'VmRSS'): number | null {
-  try {
-    const status = readFileSync(`/proc/${pid}/status`, 'utf8');
-    const match = new RegExp(`^${field}:\\s+(\\d+) kB`, 'm').exec(status);
-    return match ? Number(match[1]) / 1024 : null;
-  } catch {
-    return null;
-  }
-}
 
 const CPU_GROUPS = [
   ['client', 'bench client'],
@@ -773,7 +761,7 @@ async function fanOutRun(
   const { db, endpoint, pids } = platform;
   calibrateClock();
   const loadBefore = loadavg()[0] ?? 0;
-  const rssBeforeTasks = memoryMiB(pids.ingress);
+  const rssBeforeTasks = rssMiB(pids.ingress);
   const taskDurationMs = options.fanCount * options.fanStepMs;
 
   // Tasks, started spread over one step so that their steps do not all fall on the same instant.
@@ -802,11 +790,11 @@ async function fanOutRun(
   const s0 = await sample(db.pool, pids);
   await sleep(BASELINE_MS);
   const s1 = await sample(db.pool, pids);
-  const rssBeforeStreams = memoryMiB(pids.ingress);
+  const rssBeforeStreams = rssMiB(pids.ingress);
 
   let peak = rssBeforeStreams ?? 0;
   const rssTimer = setInterval(() => {
-    peak = Math.max(peak, memoryMiB(pids.ingress) ?? 0);
+    peak = Math.max(peak, rssMiB(pids.ingress) ?? 0);
   }, 250);
   const loop = monitorEventLoopDelay({ resolution: 10 });
   const streamTimeoutMs = taskDurationMs * 4 + 60_000;
@@ -833,7 +821,7 @@ async function fanOutRun(
     }
     await Promise.race([Promise.all(streams.map((s) => s.first)), sleep(OPEN_TIMEOUT_MS)]);
     const s2 = await sample(db.pool, pids);
-    const rssAllOpen = memoryMiB(pids.ingress);
+    const rssAllOpen = rssMiB(pids.ingress);
     const connectionsAllOpen = await connections(db.pool);
     const openAllMs =
       Math.max(...streams.map((s) => s.record.firstAt ?? s2.at)) -
@@ -850,9 +838,9 @@ async function fanOutRun(
     if (outcome === 'deadline') {
       streams.forEach((s) => s.abort());
     }
-    const rssAfterClose = memoryMiB(pids.ingress);
+    const rssAfterClose = rssMiB(pids.ingress);
     await sleep(3_000);
-    const rssAfterSettle = memoryMiB(pids.ingress);
+    const rssAfterSettle = rssMiB(pids.ingress);
     return {
       perTask,
       taskIds,

@@ -1,4 +1,4 @@
-/** What every benchmark prints: the machine, percentiles and right-aligned Markdown tables. */
+/** What every benchmark prints: the machine, percentiles and Markdown tables (right-aligned by default). */
 import { cpus, totalmem } from 'node:os';
 
 /** The nearest-rank percentile `p` (0–100) of ascending `sorted` values; NaN when there are none. */
@@ -20,14 +20,19 @@ export function fmt(n: number | null | undefined, digits = 1): string {
   return n !== null && n !== undefined && Number.isFinite(n) ? n.toFixed(digits) : '-';
 }
 
-/** A Markdown table with every column right-aligned. */
-export function table(headers: string[], rows: string[][]): string {
+/** A Markdown table, every column right-aligned except those whose index is in `leftAligned`. */
+export function table(
+  headers: string[],
+  rows: string[][],
+  leftAligned: readonly number[] = [],
+): string {
   const widths = headers.map((h, i) => Math.max(h.length, ...rows.map((r) => (r[i] ?? '').length)));
-  const line = (cells: string[]): string =>
-    `| ${cells.map((c, i) => c.padStart(widths[i] ?? 0)).join(' | ')} |`;
+  const pad = (cell: string, i: number): string =>
+    leftAligned.includes(i) ? cell.padEnd(widths[i] ?? 0) : cell.padStart(widths[i] ?? 0);
+  const line = (cells: string[]): string => `| ${cells.map(pad).join(' | ')} |`;
   return [
     line(headers),
-    `|${widths.map((w) => `${'-'.repeat(w + 1)}:`).join('|')}|`,
+    `|${widths.map((w, i) => (leftAligned.includes(i) ? `:${'-'.repeat(w + 1)}` : `${'-'.repeat(w + 1)}:`)).join('|')}|`,
     ...rows.map(line),
   ].join('\n');
 }

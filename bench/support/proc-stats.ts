@@ -1,4 +1,4 @@
-import { readFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 
 /** Linux clock ticks per second (`getconf CLK_TCK`; 100 on every mainstream kernel build). */
 export const CLOCK_TICKS = 100;
@@ -36,4 +36,36 @@ export function ticksByPid(pids: readonly number[]): Map<number, number> {
       return ticks === null ? [] : [[pid, ticks] as [number, number]];
     }),
   );
+}
+
+/** Resident memory (VmRSS) of a process in MiB; null when /proc does not have it. */
+export function rssMiB(pid: number): number | null {
+  try {
+    const status = readFileSync(`/proc/${pid}/status`, 'utf8');
+    const kib = /^VmRSS:\s+(\d+) kB/m.exec(status)?.[1];
+    return kib === undefined ? null : Number(kib) / 1024;
+  } catch {
+    return null;
+  }
+}
+
+/** Pids of the direct children of `parent` whose command line contains `needle`; empty off Linux. */
+export function childPids(parent: number, needle: string): number[] {
+  try {
+    return readdirSync('/proc')
+      .filter((name) => /^\d+$/.test(name))
+      .map(Number)
+      .filter((pid) => {
+        try {
+          const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+          // Field 4 of /proc/<pid>/stat (ppid); the slice starts at field 3.
+          const ppid = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
+          return ppid === parent && readFileSync(`/proc/${pid}/cmdline`, 'utf8').includes(needle);
+        } catch {
+          return false;
+        }
+      });
+  } catch {
+    return [];
+  }
 }

@@ -43,6 +43,8 @@ export class PlatformProcess {
     private readonly entry: string,
     private readonly args: string[],
     readonly env: Record<string, string>,
+    /** Node.js options put before the entry script (`node <nodeArgs> <entry> <args>`), e.g. `--cpu-prof`. */
+    private readonly nodeArgs: readonly string[] = [],
   ) {}
 
   /** What the process printed since its last start (the last 64 000 characters). */
@@ -68,7 +70,7 @@ export class PlatformProcess {
       throw new Error(`${entry} is missing: run npm run build first`);
     }
     this.output = '';
-    const child = spawn(process.execPath, [entry, ...this.args], {
+    const child = spawn(process.execPath, [...this.nodeArgs, entry, ...this.args], {
       env: { PATH: processEnv()['PATH'] ?? '', ...this.env },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
@@ -124,8 +126,20 @@ export interface PlatformEnv {
   [key: string]: string;
 }
 
+/** How `startStandalone` runs the process, beyond its environment. */
+export interface StandaloneOptions {
+  /**
+   * Node.js options for the standalone process only (e.g. `['--cpu-prof', '--cpu-prof-dir=DIR']`); default none.
+   * Its worker children are started without them: they see the environment instead (`NODE_OPTIONS` in `env`).
+   */
+  nodeArgs?: readonly string[];
+}
+
 /** The whole platform in one process (`npm start`), on free ports. Ready when its workers are connected. */
-export async function startStandalone(env: PlatformEnv): Promise<{
+export async function startStandalone(
+  env: PlatformEnv,
+  options: StandaloneOptions = {},
+): Promise<{
   process: PlatformProcess;
   baseUrl: string;
   workerTarget: string;
@@ -137,16 +151,22 @@ export async function startStandalone(env: PlatformEnv): Promise<{
     freePort(),
     freePort(),
   ]);
-  const proc = new PlatformProcess('standalone', 'apps/standalone/src/main.js', [], {
-    INGRESS_PORT: String(http),
-    A2A_GRPC_PORT: String(grpc),
-    WORKER_GRPC_PORT: String(worker),
-    TASK_SERVICE_GRPC_PORT: String(command),
-    TASK_SERVICE_URLS: `127.0.0.1:${command}`,
-    // Suites that check the Kafka feed run the relay themselves, against a topic of their own.
-    START_RELAY: 'false',
-    ...env,
-  }).start();
+  const proc = new PlatformProcess(
+    'standalone',
+    'apps/standalone/src/main.js',
+    [],
+    {
+      INGRESS_PORT: String(http),
+      A2A_GRPC_PORT: String(grpc),
+      WORKER_GRPC_PORT: String(worker),
+      TASK_SERVICE_GRPC_PORT: String(command),
+      TASK_SERVICE_URLS: `127.0.0.1:${command}`,
+      // Suites that check the Kafka feed run the relay themselves, against a topic of their own.
+      START_RELAY: 'false',
+      ...env,
+    },
+    options.nodeArgs,
+  ).start();
   try {
     await proc.waitForOutput(/A2A platform ready/);
     for (const agent of ['echo', 'interview', 'countdown', 'tck']) {
