@@ -1,6 +1,5 @@
 import {
   applyHistoryLength,
-  decodeListPageToken,
   encodeListPageToken,
   taskNotFound,
   withoutArtifacts,
@@ -13,6 +12,7 @@ import type { Pool } from 'pg';
 import type { CallContext } from '../call-context';
 import type { NoticeBus } from '../notice-bus';
 import { PG_POOL } from '../tokens';
+import { DEFAULT_PAGE_SIZE, listTasksStatement, type ListTasksRow } from './list-tasks.sql';
 
 export interface TaskViewRecord {
   task: Task;
@@ -20,7 +20,6 @@ export interface TaskViewRecord {
   version: number;
 }
 
-const DEFAULT_PAGE_SIZE = 50;
 const FALLBACK_POLL_MS = 1_000;
 
 /** Reads of the inline task view, always scoped to the caller's tenant, agent and ownership. */
@@ -81,58 +80,32 @@ export class TaskViews {
     }
   }
 
-  /** ListTasks (spec digest §10.7): newest status first, keyset pagination, filters, counts. */
+  /** ListTasks (spec digest §10.7): newest status first, keyset pagination, filters, totalSize. */
   async list(ctx: CallContext, request: ListTasksRequest): Promise<ListTasksResponse> {
     const pageSize = request.pageSize ?? DEFAULT_PAGE_SIZE;
-    const where = ['tenant_id = $1', 'agent_id = $2', 'owner_id = $3'];
-    const params: unknown[] = [ctx.tenantId, ctx.agentId, ctx.principalId];
-    if (request.contextId) {
-      params.push(request.contextId);
-      where.push(`context_id = $${params.length}`);
-    }
-    if (request.status && request.status !== 'TASK_STATE_UNSPECIFIED') {
-      params.push(request.status);
-      where.push(`state = $${params.length}`);
-    }
-    if (request.statusTimestampAfter) {
-      params.push(request.statusTimestampAfter);
-      where.push(`status_timestamp >= $${params.length}`);
-    }
-    const filter = where.join(' AND ');
-    const total = await this.pool.query<{ count: string }>(
-      `SELECT count(*) AS count FROM read.task_view WHERE ${filter}`,
-      params,
+    const { text, values } = listTasksStatement(ctx, request);
+    const result = await this.pool.query<ListTasksRow>(text, values);
+    const rows = result.rows.filter(
+      (row): row is ListTasksRow & { status_timestamp: Date; task_id: string } =>
+        row.task_id !== null && row.status_timestamp !== null,
     );
-    const pageParams = [...params];
-    let pageFilter = filter;
-    if (request.pageToken) {
-      const cursor = decodeListPageToken(request.pageToken);
-      pageParams.push(cursor.statusTimestamp, cursor.taskId);
-      pageFilter += ` AND (status_timestamp, task_id) < ($${pageParams.length - 1}::timestamptz, $${pageParams.length})`;
-    }
-    pageParams.push(pageSize + 1);
-    const page = await this.pool.query<{ task: Task; status_timestamp: Date; task_id: string }>(
-      `SELECT task, status_timestamp, task_id FROM read.task_view WHERE ${pageFilter}
-        ORDER BY status_timestamp DESC, task_id DESC LIMIT $${pageParams.length}`,
-      pageParams,
-    );
-    const rows = page.rows.slice(0, pageSize);
-    const last = rows[rows.length - 1];
+    const page = rows.slice(0, pageSize);
+    const last = page[page.length - 1];
     const nextPageToken =
-      page.rows.length > pageSize && last
+      rows.length > pageSize && last
         ? encodeListPageToken({
             statusTimestamp: last.status_timestamp.toISOString(),
             taskId: last.task_id,
           })
         : '';
     return {
-      tasks: rows.map((row) => {
-        const trimmed = applyHistoryLength(row.task, request.historyLength);
+      tasks: page.map((row) => {
+        const trimmed = applyHistoryLength(row.task as Task, request.historyLength);
         return request.includeArtifacts ? trimmed : withoutArtifacts(trimmed);
       }),
       nextPageToken,
       pageSize,
-      totalSize: Number(total.rows[0]?.count ?? 0),
+      totalSize: Number(result.rows[0]?.total ?? 0),
     };
   }
 }
