@@ -11,16 +11,41 @@ export interface WorkerIdentity {
 }
 
 const CACHE_TTL_MS = 10_000;
+/**
+ * How long a worker credential's check is reused: every PublishUpdate authenticates, and a revoked credential
+ * is refused at the latest this long after its revocation.
+ */
+const CREDENTIAL_TTL_MS = 1_000;
+/** Most worker credentials remembered at once. */
+const CREDENTIAL_CACHE_SIZE = 1_000;
 
 /** Hosted agents' settings (dispatch policy, input modes) and worker credentials. */
 @Injectable()
 export class AgentDirectory {
   private readonly agents = new Map<string, { agent: AgentSettings; until: number }>();
+  private readonly credentials = new Map<
+    string,
+    { identity: WorkerIdentity | null; until: number }
+  >();
 
   constructor(@Inject(PG_POOL) private readonly pool: Pool) {}
 
   /** The (tenant, agent) a worker secret is bound to, or null when unknown or revoked. */
   async authenticateWorker(secret: string): Promise<WorkerIdentity | null> {
+    const hash = hashSecret(secret);
+    const cached = this.credentials.get(hash);
+    if (cached && cached.until > Date.now()) {
+      return cached.identity;
+    }
+    const identity = await this.lookUpWorker(hash);
+    if (this.credentials.size >= CREDENTIAL_CACHE_SIZE) {
+      this.credentials.clear();
+    }
+    this.credentials.set(hash, { identity, until: Date.now() + CREDENTIAL_TTL_MS });
+    return identity;
+  }
+
+  private async lookUpWorker(hash: string): Promise<WorkerIdentity | null> {
     const result = await this.pool.query<{
       tenant_id: string;
       agent_id: string;
@@ -28,7 +53,7 @@ export class AgentDirectory {
     }>(
       `SELECT tenant_id, agent_id, credential_id FROM ops.worker_credentials
         WHERE secret_hash = $1 AND revoked_at IS NULL`,
-      [hashSecret(secret)],
+      [hash],
     );
     const row = result.rows[0];
     return row

@@ -9,10 +9,12 @@ import {
 } from '@nestjs/common';
 import type { Pool } from 'pg';
 import { AgentDirectory } from './agent-directory';
+import { Clock, IdGenerator, RandomIds, SystemClock } from './clock';
 import { CancelTaskHandler } from './commands/cancel-task.handler';
 import { SendMessageHandler } from './commands/send-message.handler';
 import { Dispatcher } from './dispatch/dispatcher';
 import { LeaseSweeper } from './dispatch/lease-sweeper';
+import { WorkQueue } from './dispatch/work-queue';
 import { GrpcServers } from './grpc/grpc-servers';
 import { TaskCommandController } from './grpc/task-command.controller';
 import { WorkerGateway } from './grpc/worker.gateway';
@@ -22,6 +24,9 @@ import { ListTasksQuery } from './queries/list-tasks.query';
 import { TaskViews } from './queries/task-views';
 import { TaskRepository } from './task.repository';
 import { PG_POOL, TASK_SERVICE_CONFIG } from './tokens';
+import { TaskStore } from './write/task-store';
+import { TaskWatch } from './write/task-watch';
+import { TaskWriter } from './write/task-writer';
 
 export function taskServiceConfigFromEnv(): TaskServiceConfig {
   return loadConfig(postgresSchema.merge(taskServiceSchema));
@@ -54,7 +59,13 @@ export class TaskServiceModule {
             }),
         },
         PoolCloser,
+        { provide: Clock, useClass: SystemClock },
+        { provide: IdGenerator, useClass: RandomIds },
         NoticeBus,
+        TaskStore,
+        TaskWriter,
+        TaskWatch,
+        WorkQueue,
         TaskRepository,
         TaskViews,
         AgentDirectory,

@@ -5,7 +5,6 @@ import {
   readStream,
   withTransaction,
   type EventMetadata,
-  type StoredEvent,
 } from '@lib/event-store';
 import {
   foldTask,
@@ -19,25 +18,27 @@ import type { Pool, PoolClient } from 'pg';
 import { noticesFor } from './notices';
 import { syncTaskWork, upsertTaskView } from './projections/task-view.projection';
 import { PG_POOL } from './tokens';
+import { TaskWriter, type Decision } from './write/task-writer';
 
 export interface Execution {
   before: TaskAggregate;
   after: TaskAggregate;
-  appended: StoredEvent<TaskEvent>[];
+  events: TaskEvent[];
 }
-
-/** Decides on the freshest state; returning no events changes nothing. */
-export type Decision = (state: TaskAggregate) => TaskEvent[];
 
 const MAX_TRIES = 4;
 
 /**
- * The write path of task streams: load → decide → append with the expected version → project inline →
- * notify, all in one transaction. A concurrency conflict re-reads and decides again.
+ * Task streams for callers that decide one stream at a time: {@link execute} goes through the group-commit
+ * writer; {@link executeIn} runs inside a caller's own transaction (the lease sweeper, which locks the work
+ * row it acts on): load → decide → append with the expected version → project inline → notify.
  */
 @Injectable()
 export class TaskRepository {
-  constructor(@Inject(PG_POOL) private readonly pool: Pool) {}
+  constructor(
+    @Inject(PG_POOL) private readonly pool: Pool,
+    private readonly writer: TaskWriter,
+  ) {}
 
   async execute(
     tenantId: string,
@@ -45,7 +46,15 @@ export class TaskRepository {
     decision: Decision,
     metadata: EventMetadata,
   ): Promise<Execution> {
-    return this.transact((client) => this.executeIn(client, tenantId, taskId, decision, metadata));
+    const outcome = await this.writer.write({ tenantId, taskId, decide: decision, metadata });
+    switch (outcome.kind) {
+      case 'written':
+        return { before: outcome.before, after: outcome.after, events: outcome.events };
+      case 'unchanged':
+        return { before: outcome.state, after: outcome.state, events: [] };
+      case 'duplicate':
+        throw new Error('a write without a messageId claim cannot be a duplicate');
+    }
   }
 
   /** Runs `work` in a transaction, again from the start when a stream moved on concurrently. */
@@ -71,18 +80,20 @@ export class TaskRepository {
     metadata: EventMetadata,
   ): Promise<Execution> {
     const streamId = taskStreamId(tenantId, taskId);
+    // The writer's cached state of this stream is about to be stale.
+    this.writer.forget(tenantId, taskId);
     const history = await readStream<TaskEvent>(client, tenantId, streamId);
     const before = foldTask(history.map((e) => e.event));
     // A command carrying an idempotency key (its causation id) that the stream already holds is a repeat.
     const key = metadata.idempotencyKey;
     if (key && history.some((e) => e.metadata.idempotencyKey === key)) {
-      return { before, after: before, appended: [] };
+      return { before, after: before, events: [] };
     }
     const events = decision(before);
     if (events.length === 0) {
-      return { before, after: before, appended: [] };
+      return { before, after: before, events: [] };
     }
-    const appended = await appendToStream(
+    await appendToStream(
       client,
       tenantId,
       streamId,
@@ -99,7 +110,7 @@ export class TaskRepository {
         await client.query('SELECT pg_notify($1, $2)', [NOTICE_CHANNEL, JSON.stringify(notice)]);
       }
     }
-    return { before, after, appended };
+    return { before, after, events };
   }
 
   async load(tenantId: string, taskId: string): Promise<TaskAggregate> {

@@ -8,10 +8,10 @@ import type { TaskServiceConfig } from '@lib/config';
 import { decide } from '@lib/task-domain';
 import { Inject, Injectable } from '@nestjs/common';
 import { callerMetadata, type CallContext, type Versioned } from '../call-context';
-import { NoticeBus } from '../notice-bus';
 import { TaskViews } from '../queries/task-views';
 import { TaskRepository } from '../task.repository';
 import { TASK_SERVICE_CONFIG } from '../tokens';
+import { TaskWatch } from '../write/task-watch';
 
 /**
  * CancelTask (spec digest §10.8). A queued or interrupted task is canceled at once; a running one is asked
@@ -23,7 +23,7 @@ export class CancelTaskHandler {
   constructor(
     private readonly tasks: TaskRepository,
     private readonly views: TaskViews,
-    private readonly bus: NoticeBus,
+    private readonly watch: TaskWatch,
     @Inject(TASK_SERVICE_CONFIG) private readonly config: TaskServiceConfig,
   ) {}
 
@@ -45,10 +45,9 @@ export class CancelTaskHandler {
     );
     // The sweeper enforces the deadline within one sweep interval; wait a little beyond that.
     const waitMs = this.config.CANCEL_GRACE_MS + 2 * this.config.SWEEP_INTERVAL_MS + 1_000;
-    const record = await this.views.waitFor(
+    const record = await this.watch.waitFor(
       ctx,
       request.id,
-      this.bus,
       (r) => isTerminalState(r.state as TaskStateName),
       waitMs,
     );

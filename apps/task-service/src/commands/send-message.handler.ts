@@ -11,16 +11,18 @@ import {
   type TaskStateName,
 } from '@lib/a2a-protocol';
 import type { TaskServiceConfig } from '@lib/config';
-import { decide } from '@lib/task-domain';
+import { decideAll, type TaskCommand } from '@lib/task-domain';
 import { Inject, Injectable } from '@nestjs/common';
-import { createHash, randomUUID } from 'node:crypto';
-import type { PoolClient } from 'pg';
+import { createHash } from 'node:crypto';
 import { AgentDirectory } from '../agent-directory';
 import { callerMetadata, type CallContext, type Versioned } from '../call-context';
-import { NoticeBus } from '../notice-bus';
-import { TaskViews } from '../queries/task-views';
-import { TaskRepository } from '../task.repository';
+import { Clock, IdGenerator } from '../clock';
+import { Dispatcher } from '../dispatch/dispatcher';
+import { TaskViews, type TaskViewRecord } from '../queries/task-views';
 import { TASK_SERVICE_CONFIG } from '../tokens';
+import { TaskStore } from '../write/task-store';
+import { recordOf, TaskWatch } from '../write/task-watch';
+import { TaskWriter, type WriteOutcome } from '../write/task-writer';
 import { assertAcceptedParts } from './content-types';
 
 /**
@@ -32,10 +34,14 @@ import { assertAcceptedParts } from './content-types';
 @Injectable()
 export class SendMessageHandler {
   constructor(
-    private readonly tasks: TaskRepository,
+    private readonly writer: TaskWriter,
+    private readonly store: TaskStore,
     private readonly views: TaskViews,
-    private readonly bus: NoticeBus,
+    private readonly watch: TaskWatch,
     private readonly agents: AgentDirectory,
+    private readonly dispatcher: Dispatcher,
+    private readonly clock: Clock,
+    private readonly ids: IdGenerator,
     @Inject(TASK_SERVICE_CONFIG) private readonly config: TaskServiceConfig,
   ) {}
 
@@ -47,25 +53,16 @@ export class SendMessageHandler {
       // Only the owner may continue a task; anyone else sees TaskNotFound.
       await this.views.get(ctx, message.taskId);
     }
-    const taskId = await this.tasks.transact(async (client) => {
-      const earlier = await this.claimMessageId(client, ctx, message);
-      if (earlier) {
-        return earlier;
-      }
-      return message.taskId
-        ? this.continueTask(client, ctx, message.taskId, message)
-        : this.submitTask(client, ctx, request);
-    });
-
+    const accepted = await this.accept(ctx, request);
     const config = request.configuration;
     const record = config?.returnImmediately
-      ? await this.views.get(ctx, taskId)
-      : await this.views.waitFor(
+      ? (accepted.record ?? (await this.views.get(ctx, accepted.taskId)))
+      : await this.watch.waitFor(
           ctx,
-          taskId,
-          this.bus,
+          accepted.taskId,
           (r) => settled(r.state as TaskStateName),
           this.config.BLOCKING_SEND_TIMEOUT_MS,
+          accepted.record,
         );
     return {
       result: { task: applyHistoryLength(record.task, config?.historyLength) },
@@ -73,105 +70,114 @@ export class SendMessageHandler {
     };
   }
 
-  private async submitTask(
-    client: PoolClient,
+  /**
+   * Appends the message (a new task, or the next turn of an interrupted one) together with its messageId
+   * claim, and with a lease when a worker of the agent connected here has room: one append, one commit.
+   * Returns the task an earlier SendMessage with the same message went to instead, when there is one.
+   */
+  private async accept(
     ctx: CallContext,
     request: SendMessageRequest,
-  ): Promise<string> {
-    const taskId = randomUUID();
-    const command = {
-      type: 'SubmitTask' as const,
-      taskId,
-      contextId: request.message.contextId ?? randomUUID(),
+  ): Promise<{ taskId: string; record?: TaskViewRecord }> {
+    const { message } = request;
+    const claim = {
       agentId: ctx.agentId,
-      ownerId: ctx.principalId,
-      message: request.message,
-      ...(request.metadata ? { metadata: request.metadata } : {}),
-      now: new Date(),
+      principalId: ctx.principalId,
+      messageId: message.messageId,
+      digest: messageDigest(message),
     };
-    await this.tasks.executeIn(
-      client,
-      ctx.tenantId,
-      taskId,
-      (s) => decide(command, s),
-      callerMetadata(ctx),
-    );
-    await this.recordMessageId(client, ctx, request.message, taskId);
-    return taskId;
-  }
-
-  private async continueTask(
-    client: PoolClient,
-    ctx: CallContext,
-    taskId: string,
-    message: Message,
-  ): Promise<string> {
-    const command = { type: 'AppendUserMessage' as const, message, now: new Date() };
-    await this.tasks.executeIn(
-      client,
-      ctx.tenantId,
-      taskId,
-      (s) => decide(command, s),
-      callerMetadata(ctx),
-    );
-    await this.recordMessageId(client, ctx, message, taskId);
-    return taskId;
+    for (;;) {
+      const now = this.clock.now();
+      const taskId = message.taskId ?? this.ids.randomId();
+      const first: TaskCommand = message.taskId
+        ? { type: 'AppendUserMessage', message, now }
+        : {
+            type: 'SubmitTask',
+            taskId,
+            contextId: message.contextId ?? this.ids.randomId(),
+            agentId: ctx.agentId,
+            ownerId: ctx.principalId,
+            message,
+            ...(request.metadata ? { metadata: request.metadata } : {}),
+            now,
+          };
+      const session = this.dispatcher.reserve(ctx.tenantId, ctx.agentId);
+      const commands: TaskCommand[] = session
+        ? [
+            first,
+            {
+              type: 'GrantLease',
+              workerId: session.workerId,
+              leaseTtlMs: this.config.LEASE_TTL_MS,
+              now,
+            },
+          ]
+        : [first];
+      let outcome: WriteOutcome | null = null;
+      try {
+        outcome = await this.writer.write({
+          tenantId: ctx.tenantId,
+          taskId,
+          decide: (state) => decideAll(commands, state),
+          metadata: callerMetadata(ctx),
+          fresh: !message.taskId,
+          claim,
+        });
+      } catch (error) {
+        // A turn refused on the task's state may be the retry of a turn that was accepted.
+        const earlier = message.taskId ? await this.earlier(ctx, message, claim.digest) : null;
+        if (!earlier) {
+          throw error;
+        }
+        return { taskId: earlier };
+      } finally {
+        if (session) {
+          this.dispatcher.granted(session, outcome);
+        }
+      }
+      switch (outcome.kind) {
+        case 'written':
+          return { taskId, record: recordOf(outcome.after) };
+        case 'unchanged':
+          return { taskId };
+        case 'duplicate': {
+          const earlier = await this.earlier(ctx, message, claim.digest);
+          if (earlier) {
+            return { taskId: earlier };
+          }
+          // The claim was given back meanwhile (its append conflicted): claim it again.
+        }
+      }
+    }
   }
 
   /**
-   * Returns the task an earlier request with the same message went to, locking the key for this
-   * transaction otherwise (a concurrent duplicate waits, then finds the first one's task). The same
-   * messageId with another message, or naming another task, is invalid params.
+   * The task an earlier request with the same message went to. The same messageId with another message, or
+   * naming another task, is invalid params.
    */
-  private async claimMessageId(
-    client: PoolClient,
+  private async earlier(
     ctx: CallContext,
     message: Message,
+    digest: string,
   ): Promise<string | null> {
-    await client.query('SELECT pg_advisory_xact_lock(hashtextextended($1, 0))', [
-      JSON.stringify([ctx.tenantId, ctx.agentId, ctx.principalId, message.messageId]),
-    ]);
-    const found = await client.query<{ task_id: string; message_digest: string | null }>(
-      `SELECT task_id, message_digest FROM ops.message_ids
-        WHERE tenant_id = $1 AND agent_id = $2 AND principal_id = $3 AND message_id = $4`,
-      [ctx.tenantId, ctx.agentId, ctx.principalId, message.messageId],
-    );
-    const row = found.rows[0];
-    if (!row) {
+    const found = await this.store.findMessageId(ctx.tenantId, {
+      agentId: ctx.agentId,
+      principalId: ctx.principalId,
+      messageId: message.messageId,
+    });
+    if (!found) {
       return null;
     }
-    const sameMessage =
-      row.message_digest === null || row.message_digest === messageDigest(message);
-    if (!sameMessage || (message.taskId && row.task_id !== message.taskId)) {
+    const sameMessage = found.digest === null || found.digest === digest;
+    if (!sameMessage || (message.taskId && found.taskId !== message.taskId)) {
       throw invalidParams([
         {
           field: 'message.messageId',
-          description: `already used for another message (task ${row.task_id}); a retry repeats the message unchanged, a new message needs a new messageId`,
+          description: `already used for another message (task ${found.taskId}); a retry repeats the message unchanged, a new message needs a new messageId`,
         },
       ]);
     }
-    return row.task_id;
-  }
-
-  private async recordMessageId(
-    client: PoolClient,
-    ctx: CallContext,
-    message: Message,
-    taskId: string,
-  ): Promise<void> {
-    await client.query(
-      `INSERT INTO ops.message_ids
-         (tenant_id, agent_id, principal_id, message_id, task_id, message_digest)
-       VALUES ($1, $2, $3, $4, $5, $6)`,
-      [
-        ctx.tenantId,
-        ctx.agentId,
-        ctx.principalId,
-        message.messageId,
-        taskId,
-        messageDigest(message),
-      ],
-    );
+    return found.taskId;
   }
 }
 

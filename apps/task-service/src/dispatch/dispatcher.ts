@@ -1,7 +1,7 @@
-import { a2aPb, type Message } from '@lib/a2a-protocol';
+import { a2aPb } from '@lib/a2a-protocol';
 import type { TaskServiceConfig } from '@lib/config';
 import { isTransientDatabaseError, type Notice } from '@lib/event-store';
-import { decide, lastUserMessage } from '@lib/task-domain';
+import { decide, lastUserMessage, type PresentTask } from '@lib/task-domain';
 import {
   Inject,
   Injectable,
@@ -9,27 +9,19 @@ import {
   type OnApplicationBootstrap,
   type OnModuleDestroy,
 } from '@nestjs/common';
-import type { Pool } from 'pg';
+import { Clock } from '../clock';
 import { NoticeBus } from '../notice-bus';
-import { TaskRepository } from '../task.repository';
-import { PG_POOL, TASK_SERVICE_CONFIG } from '../tokens';
+import { TASK_SERVICE_CONFIG } from '../tokens';
+import { TaskWriter, type WriteOutcome } from '../write/task-writer';
+import { WorkQueue } from './work-queue';
 import { agentKey, type WorkerSession } from './worker-session';
 
-interface Grant {
-  session: WorkerSession;
-  taskId: string;
-  contextId: string;
-  epoch: number;
-  expiresAt: string;
-  attempt: number;
-  task: a2aPb.Task;
-  message: Message | undefined;
-}
-
 /**
- * Hands queued work to the workers connected to this replica. Work rows are claimed with
- * `FOR UPDATE SKIP LOCKED`, so replicas never grant the same task twice; whichever replica hosts a worker
- * of the agent picks the work up, whatever replica accepted the message.
+ * Hands work to the workers connected to this replica. A task accepted here while a local worker of its
+ * agent has room is leased in the same append as its acceptance ({@link reserve}, {@link granted}); other
+ * queued work is found in `ops.task_work` and leased through the writer. Two replicas never grant the same
+ * lease: the grant is decided on the stream's current version, and only one append at that version wins.
+ * Whichever replica hosts a worker of the agent picks queued work up, whatever replica accepted it.
  */
 @Injectable()
 export class Dispatcher implements OnApplicationBootstrap, OnModuleDestroy {
@@ -44,9 +36,10 @@ export class Dispatcher implements OnApplicationBootstrap, OnModuleDestroy {
   private unreachable = 0;
 
   constructor(
-    @Inject(PG_POOL) private readonly pool: Pool,
-    private readonly tasks: TaskRepository,
+    private readonly writer: TaskWriter,
+    private readonly work: WorkQueue,
     private readonly bus: NoticeBus,
+    private readonly clock: Clock,
     @Inject(TASK_SERVICE_CONFIG) private readonly config: TaskServiceConfig,
   ) {}
 
@@ -86,6 +79,40 @@ export class Dispatcher implements OnApplicationBootstrap, OnModuleDestroy {
     set?.delete(session);
     if (set?.size === 0) {
       this.sessions.delete(session.key);
+    }
+  }
+
+  /**
+   * Sets aside room on the local worker of an agent with the most free capacity, for a lease about to be
+   * appended; null when no local worker has room. Every reservation ends with {@link granted}.
+   */
+  reserve(tenantId: string, agentId: string): WorkerSession | null {
+    let best: WorkerSession | null = null;
+    for (const session of this.sessions.get(agentKey(tenantId, agentId)) ?? []) {
+      if (session.free > 0 && (!best || session.free > best.free)) {
+        best = session;
+      }
+    }
+    if (best) {
+      best.reserved += 1;
+    }
+    return best;
+  }
+
+  /**
+   * The append a reservation was made for is over: when it leased the task to `session`, the assignment goes
+   * out; otherwise (refused, failed, leased elsewhere) the room is given back.
+   */
+  granted(session: WorkerSession, outcome: WriteOutcome | null): void {
+    session.reserved -= 1;
+    const leased =
+      outcome?.kind === 'written' && outcome.events.some((e) => e.type === 'TaskLeaseGranted')
+        ? outcome.after
+        : null;
+    if (leased?.lease?.workerId === session.workerId) {
+      this.deliver(session, leased);
+    } else {
+      this.kickKey(session.key);
     }
   }
 
@@ -191,86 +218,59 @@ export class Dispatcher implements OnApplicationBootstrap, OnModuleDestroy {
       if (free === 0 || !first) {
         return;
       }
-      const grants = await this.claim(first.tenantId, first.agentId, sessions, free);
-      for (const grant of grants) {
-        this.deliver(grant);
-      }
-      if (grants.length < free) {
+      const queued = await this.work.queued(first.tenantId, first.agentId, free);
+      const leased = await Promise.all(
+        queued.map((taskId) => this.lease(first.tenantId, first.agentId, taskId)),
+      );
+      if (queued.length < free || !leased.some(Boolean)) {
         return;
       }
     }
   }
 
-  private async claim(
-    tenantId: string,
-    agentId: string,
-    sessions: WorkerSession[],
-    limit: number,
-  ): Promise<Grant[]> {
-    return this.tasks.transact(async (client) => {
-      const queued = await client.query<{ task_id: string }>(
-        `SELECT task_id FROM ops.task_work
-          WHERE tenant_id = $1 AND agent_id = $2 AND status = 'queued'
-          ORDER BY queued_at LIMIT $3 FOR UPDATE SKIP LOCKED`,
-        [tenantId, agentId, limit],
-      );
-      const grants: Grant[] = [];
-      const reserved = new Map<WorkerSession, number>();
-      for (const { task_id: taskId } of queued.rows) {
-        const session = sessions
-          .filter((s) => s.free - (reserved.get(s) ?? 0) > 0)
-          .sort((a, b) => b.free - (reserved.get(b) ?? 0) - (a.free - (reserved.get(a) ?? 0)))[0];
-        if (!session) {
-          break;
-        }
-        const command = {
-          type: 'GrantLease' as const,
-          workerId: session.workerId,
-          leaseTtlMs: this.config.LEASE_TTL_MS,
-          now: new Date(),
-        };
-        const { after } = await this.tasks.executeIn(
-          client,
-          tenantId,
-          taskId,
-          (state) => decide(command, state),
-          { actor: { kind: 'system', id: this.config.REPLICA_ID }, binding: 'dispatcher' },
-        );
-        if (
-          after.status !== 'present' ||
-          !after.lease ||
-          after.lease.workerId !== session.workerId
-        ) {
-          continue;
-        }
-        reserved.set(session, (reserved.get(session) ?? 0) + 1);
-        grants.push({
-          session,
-          taskId,
-          contextId: after.task.contextId,
-          epoch: after.lease.epoch,
-          expiresAt: after.lease.expiresAt,
-          attempt: after.attempt,
-          task: a2aPb.Task.fromJSON(after.task),
-          message: lastUserMessage(after.task),
-        });
-      }
-      return grants;
-    });
+  /** Leases one queued task to a local worker with room; false when it went elsewhere or there is none. */
+  private async lease(tenantId: string, agentId: string, taskId: string): Promise<boolean> {
+    const session = this.reserve(tenantId, agentId);
+    if (!session) {
+      return false;
+    }
+    const command = {
+      type: 'GrantLease' as const,
+      workerId: session.workerId,
+      leaseTtlMs: this.config.LEASE_TTL_MS,
+      now: this.clock.now(),
+    };
+    let outcome: WriteOutcome | null = null;
+    try {
+      outcome = await this.writer.write({
+        tenantId,
+        taskId,
+        decide: (state) => decide(command, state),
+        metadata: { actor: { kind: 'system', id: this.config.REPLICA_ID }, binding: 'dispatcher' },
+      });
+      return outcome.kind === 'written';
+    } finally {
+      this.granted(session, outcome);
+    }
   }
 
-  private deliver(grant: Grant): void {
-    grant.session.inflight.set(grant.taskId, grant.epoch);
+  private deliver(session: WorkerSession, after: PresentTask): void {
+    const lease = after.lease;
+    if (!lease) {
+      return;
+    }
+    session.inflight.set(after.task.id, lease.epoch);
+    const message = lastUserMessage(after.task);
     // If the worker is gone by now, the lease simply expires and the sweeper re-dispatches the task.
-    grant.session.send({
+    session.send({
       assignment: {
-        taskId: grant.taskId,
-        contextId: grant.contextId,
-        leaseEpoch: grant.epoch,
-        leaseExpiresAt: grant.expiresAt,
-        task: grant.task,
-        message: grant.message ? a2aPb.Message.fromJSON(grant.message) : undefined,
-        attempt: grant.attempt,
+        taskId: after.task.id,
+        contextId: after.task.contextId,
+        leaseEpoch: lease.epoch,
+        leaseExpiresAt: lease.expiresAt,
+        task: a2aPb.Task.fromJSON(after.task),
+        message: message ? a2aPb.Message.fromJSON(message) : undefined,
+        attempt: after.attempt,
       },
     });
   }

@@ -126,7 +126,7 @@ export class LeaseSweeper implements OnApplicationBootstrap, OnModuleDestroy {
         messageId: randomUUID(),
         now: new Date(),
       };
-      const { appended } = await this.tasks.executeIn(
+      const { events } = await this.tasks.executeIn(
         client,
         row.tenant_id,
         row.task_id,
@@ -134,7 +134,7 @@ export class LeaseSweeper implements OnApplicationBootstrap, OnModuleDestroy {
         { actor: { kind: 'system', id: this.config.REPLICA_ID }, binding: 'lease-sweeper' },
       );
       // Nothing changed (a clock edge): stop this pass rather than pick the same row again.
-      return appended.length > 0 ? 1 : null;
+      return events.length > 0 ? 1 : null;
     });
   }
 
@@ -149,7 +149,7 @@ export class LeaseSweeper implements OnApplicationBootstrap, OnModuleDestroy {
         return null;
       }
       const command: TaskCommand = { type: 'EnforceCancelDeadline', now: new Date() };
-      const { appended } = await this.tasks.executeIn(
+      const { events } = await this.tasks.executeIn(
         client,
         row.tenant_id,
         row.task_id,
@@ -157,7 +157,7 @@ export class LeaseSweeper implements OnApplicationBootstrap, OnModuleDestroy {
         { actor: { kind: 'system', id: this.config.REPLICA_ID }, binding: 'lease-sweeper' },
       );
       // Nothing changed (a clock edge): stop this pass rather than pick the same row again.
-      return appended.length > 0 ? 1 : null;
+      return events.length > 0 ? 1 : null;
     });
   }
 }

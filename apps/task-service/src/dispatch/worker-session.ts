@@ -5,6 +5,8 @@ import type { workerPb } from '@lib/a2a-protocol';
 export class WorkerSession {
   /** Leases this worker holds: task id → lease epoch. */
   readonly inflight = new Map<string, number>();
+  /** Capacity set aside for leases being appended right now (not in `inflight` yet). */
+  reserved = 0;
   closed = false;
   /** A lease renewal is running for this session. */
   renewing = false;
@@ -24,7 +26,7 @@ export class WorkerSession {
   }
 
   get free(): number {
-    return this.closed ? 0 : Math.max(0, this.capacity - this.inflight.size);
+    return this.closed ? 0 : Math.max(0, this.capacity - this.inflight.size - this.reserved);
   }
 
   send(message: workerPb.PlatformMessage): boolean {

@@ -18,12 +18,12 @@ import { isTransientDatabaseError } from '@lib/event-store';
 import { decideAll, WorkerUpdateRejected, type WorkerUpdate } from '@lib/task-domain';
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import { randomUUID } from 'node:crypto';
-import type { Pool } from 'pg';
 import { AgentDirectory, type WorkerIdentity } from '../agent-directory';
 import { Dispatcher } from '../dispatch/dispatcher';
+import { WorkQueue } from '../dispatch/work-queue';
 import { WorkerSession } from '../dispatch/worker-session';
 import { TaskRepository } from '../task.repository';
-import { PG_POOL, TASK_SERVICE_CONFIG } from '../tokens';
+import { TASK_SERVICE_CONFIG } from '../tokens';
 
 const HELLO_TIMEOUT_MS = 10_000;
 /** Most updates one PublishUpdate may carry (the SDK sends at most 64). */
@@ -54,7 +54,7 @@ export class WorkerGateway {
   private readonly logger = new Logger(WorkerGateway.name);
 
   constructor(
-    @Inject(PG_POOL) private readonly pool: Pool,
+    private readonly work: WorkQueue,
     private readonly tasks: TaskRepository,
     private readonly agents: AgentDirectory,
     private readonly dispatcher: Dispatcher,
@@ -189,22 +189,8 @@ export class WorkerGateway {
     if (leases.length === 0) {
       return;
     }
-    const renewed = await this.pool
-      .query<{ task_id: string }>(
-        `UPDATE ops.task_work w
-            SET lease_expires_at = now() + make_interval(secs => $4::double precision / 1000)
-           FROM unnest($3::text[], $5::bigint[]) AS l(task_id, lease_epoch)
-          WHERE w.tenant_id = $1 AND w.agent_id = $2 AND w.task_id = l.task_id
-            AND w.lease_epoch = l.lease_epoch AND w.status = 'leased'
-        RETURNING w.task_id`,
-        [
-          session.tenantId,
-          session.agentId,
-          leases.map((l) => l.taskId),
-          this.config.LEASE_TTL_MS,
-          leases.map((l) => l.leaseEpoch),
-        ],
-      )
+    const renewed = await this.work
+      .renew(session.tenantId, session.agentId, leases, this.config.LEASE_TTL_MS)
       .catch((error: unknown) => {
         // Unknown outcome: keep the leases as the worker sees them; the next heartbeat tries again (and the
         // sweeper gives leases a full TTL after a database outage before it expires any).
@@ -222,9 +208,8 @@ export class WorkerGateway {
       this.logger.log(`leases renewed again after ${this.failedRenewals} failed renewal(s)`);
       this.failedRenewals = 0;
     }
-    const kept = new Set(renewed.rows.map((row) => row.task_id));
     for (const lease of leases) {
-      if (kept.has(lease.taskId)) {
+      if (renewed.has(lease.taskId)) {
         session.inflight.set(lease.taskId, lease.leaseEpoch);
       } else {
         session.send({

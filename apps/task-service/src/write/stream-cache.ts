@@ -1,0 +1,50 @@
+import type { TaskAggregate } from '@lib/task-domain';
+
+/** A task stream's folded state at its version, with the idempotency keys its events carry. */
+export interface CachedStream {
+  state: TaskAggregate;
+  idempotencyKeys: Set<string>;
+}
+
+/**
+ * The folded state of recently written task streams, so that the writer decides without re-reading a
+ * stream it wrote itself. Only a hint: every append is still guarded by the stream's expected version, and
+ * a stream another writer moved on is re-read after its conflict. Least recently used entries go first.
+ */
+export class StreamCache {
+  private readonly entries = new Map<string, CachedStream>();
+
+  constructor(private readonly capacity: number) {}
+
+  get(streamId: string): CachedStream | undefined {
+    const entry = this.entries.get(streamId);
+    if (entry) {
+      this.entries.delete(streamId);
+      this.entries.set(streamId, entry);
+    }
+    return entry;
+  }
+
+  set(streamId: string, entry: CachedStream): void {
+    this.entries.delete(streamId);
+    this.entries.set(streamId, entry);
+    if (this.entries.size > this.capacity) {
+      const oldest = this.entries.keys().next();
+      if (!oldest.done) {
+        this.entries.delete(oldest.value);
+      }
+    }
+  }
+
+  delete(streamId: string): void {
+    this.entries.delete(streamId);
+  }
+
+  clear(): void {
+    this.entries.clear();
+  }
+
+  get size(): number {
+    return this.entries.size;
+  }
+}

@@ -1,0 +1,167 @@
+import { NOTICE_CHANNEL, type EventMetadata } from '@lib/event-store';
+import { TASK_EVENT_SCHEMA_VERSION, type PresentTask, type TaskEvent } from '@lib/task-domain';
+import { Inject, Injectable } from '@nestjs/common';
+import type { Pool } from 'pg';
+import { taskViewRow } from '../projections/task-view.projection';
+import { PG_POOL } from '../tokens';
+
+/** One task stream's history as the writer needs it: its events and the idempotency keys they carry. */
+export interface StreamHistory {
+  events: TaskEvent[];
+  idempotencyKeys: string[];
+}
+
+/** A SendMessage's claim on its (tenant, agent, caller, messageId). */
+export interface MessageIdClaim {
+  agentId: string;
+  principalId: string;
+  messageId: string;
+  digest: string;
+}
+
+/** The change of one stream in a batch: events after `expectedVersion`, with everything derived from them. */
+export interface StreamChange {
+  tenantId: string;
+  streamId: string;
+  expectedVersion: number;
+  events: readonly TaskEvent[];
+  eventIds: readonly string[];
+  metadata: EventMetadata;
+  after: PresentTask;
+  notices: readonly string[];
+  claim?: { taskId: string } & MessageIdClaim;
+}
+
+/** Why a stream's change was left out of a batch; the others were written. */
+export type ChangeRefusal = 'conflict' | 'duplicate';
+
+/** The task stream store: reads histories, and appends many streams' changes in one commit. */
+@Injectable()
+export class TaskStore {
+  constructor(@Inject(PG_POOL) private readonly pool: Pool) {}
+
+  /** The histories of several streams of one tenant or many, in one query. */
+  async readStreams(
+    streams: readonly { tenantId: string; streamId: string }[],
+  ): Promise<Map<string, StreamHistory>> {
+    const result = await this.pool.query<{
+      stream_id: string;
+      event_type: TaskEvent['type'];
+      data: TaskEvent['data'];
+      idempotency_key: string | null;
+    }>({
+      name: 'task-store.read-streams',
+      text: `SELECT m.stream_id, m.event_type, m.data, m.metadata ->> 'idempotencyKey' AS idempotency_key
+               FROM unnest($1::text[], $2::text[]) AS s(tenant_id, stream_id)
+               JOIN events.messages m ON m.tenant_id = s.tenant_id AND m.stream_id = s.stream_id
+              ORDER BY m.stream_id, m.stream_version`,
+      values: [streams.map((s) => s.tenantId), streams.map((s) => s.streamId)],
+    });
+    const histories = new Map<string, StreamHistory>();
+    for (const row of result.rows) {
+      let history = histories.get(row.stream_id);
+      if (!history) {
+        history = { events: [], idempotencyKeys: [] };
+        histories.set(row.stream_id, history);
+      }
+      history.events.push({ type: row.event_type, data: row.data } as TaskEvent);
+      if (row.idempotency_key) {
+        history.idempotencyKeys.push(row.idempotency_key);
+      }
+    }
+    return histories;
+  }
+
+  /**
+   * Appends every change in one statement (`events.append_task_batch`): one transaction, one commit. Returns
+   * the changes left out, by index; all others are durable when this resolves.
+   */
+  async append(changes: readonly StreamChange[]): Promise<Map<number, ChangeRefusal>> {
+    const batch = {
+      channel: NOTICE_CHANNEL,
+      streams: changes.map((c, i) => ({
+        i,
+        t: c.tenantId,
+        s: c.streamId,
+        e: c.expectedVersion,
+        n: c.expectedVersion + c.events.length,
+      })),
+      claims: changes.flatMap((c, i) =>
+        c.claim
+          ? [
+              {
+                i,
+                t: c.tenantId,
+                a: c.claim.agentId,
+                p: c.claim.principalId,
+                m: c.claim.messageId,
+                k: c.claim.taskId,
+                d: c.claim.digest,
+              },
+            ]
+          : [],
+      ),
+      events: changes.flatMap((c, i) =>
+        c.events.map((event, n) => ({
+          i,
+          id: c.eventIds[n],
+          v: c.expectedVersion + n + 1,
+          y: event.type,
+          sv: TASK_EVENT_SCHEMA_VERSION,
+          d: event.data,
+          m: c.metadata,
+        })),
+      ),
+      views: changes.map((c, i) => {
+        const row = taskViewRow(c.tenantId, c.after);
+        return {
+          i,
+          task_id: row.taskId,
+          agent_id: row.agentId,
+          owner_id: row.ownerId,
+          context_id: row.contextId,
+          state: row.state,
+          status_timestamp: row.statusTimestamp,
+          version: row.version,
+          task: row.task,
+        };
+      }),
+      work: changes.map((c, i) => {
+        const lease = c.after.work === 'leased' ? c.after.lease : null;
+        return {
+          i,
+          task_id: c.after.task.id,
+          agent_id: c.after.agentId,
+          status: c.after.work,
+          attempt: c.after.attempt,
+          lease_epoch: lease?.epoch ?? null,
+          worker_id: lease?.workerId ?? null,
+          lease_expires_at: lease?.expiresAt ?? null,
+          cancel_deadline: c.after.cancel?.deadline ?? null,
+        };
+      }),
+      notices: changes.flatMap((c, i) => c.notices.map((n) => ({ i, n }))),
+    };
+    const result = await this.pool.query<{ stream_index: number; outcome: ChangeRefusal }>({
+      name: 'task-store.append-batch',
+      text: 'SELECT stream_index, outcome FROM events.append_task_batch($1::jsonb)',
+      values: [JSON.stringify(batch)],
+    });
+    return new Map(result.rows.map((row) => [row.stream_index, row.outcome]));
+  }
+
+  /** The task an earlier SendMessage claimed a messageId for, with that message's digest. */
+  async findMessageId(
+    tenantId: string,
+    claim: Omit<MessageIdClaim, 'digest'>,
+  ): Promise<{ taskId: string; digest: string | null } | null> {
+    const result = await this.pool.query<{ task_id: string; message_digest: string | null }>({
+      name: 'task-store.find-message-id',
+      text: `SELECT task_id, message_digest FROM ops.message_ids
+              WHERE tenant_id = $1 AND agent_id = $2 AND principal_id = $3 AND message_id = $4`,
+      values: [tenantId, claim.agentId, claim.principalId, claim.messageId],
+    });
+    const row = result.rows[0];
+    return row ? { taskId: row.task_id, digest: row.message_digest } : null;
+  }
+}

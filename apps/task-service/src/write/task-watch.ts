@@ -1,0 +1,119 @@
+import type { PresentTask } from '@lib/task-domain';
+import { Injectable, type OnModuleDestroy } from '@nestjs/common';
+import type { CallContext } from '../call-context';
+import { NoticeBus } from '../notice-bus';
+import { TaskViews, type TaskViewRecord } from '../queries/task-views';
+import { TaskWriter } from './task-writer';
+
+/** Backstop when neither a local commit nor a notice says that the task moved. */
+const FALLBACK_POLL_MS = 1_000;
+
+type Wake = (after: PresentTask | null) => void;
+
+/**
+ * Waits for a task to reach a state. A change this replica committed wakes the waiter in-process with the
+ * new state (no read); a change made elsewhere arrives as a notice and is read from the task view; polling
+ * backs both up.
+ */
+@Injectable()
+export class TaskWatch implements OnModuleDestroy {
+  private readonly waiters = new Map<string, Set<Wake>>();
+  private readonly unsubscribe: () => void;
+
+  constructor(
+    private readonly writer: TaskWriter,
+    private readonly bus: NoticeBus,
+    private readonly views: TaskViews,
+  ) {
+    this.unsubscribe = writer.onCommitted((tenantId, after) =>
+      this.waiters.get(watchKey(tenantId, after.task.id))?.forEach((wake) => wake(after)),
+    );
+  }
+
+  onModuleDestroy(): void {
+    this.unsubscribe();
+  }
+
+  /**
+   * Resolves with the caller's task once `done` holds, or with the latest record when `timeoutMs` passes.
+   * `known`: the record the caller already holds (saves the first read).
+   */
+  async waitFor(
+    ctx: CallContext,
+    taskId: string,
+    done: (record: TaskViewRecord) => boolean,
+    timeoutMs: number,
+    known?: TaskViewRecord,
+  ): Promise<TaskViewRecord> {
+    const key = watchKey(ctx.tenantId, taskId);
+    // What woke the waiter since it last looked: the newest state committed here, or only "it moved".
+    const box: { signal: { after: PresentTask | null } | null } = { signal: null };
+    let notify: () => void = () => undefined;
+    const local: Wake = (after) => {
+      const held = box.signal?.after ?? null;
+      box.signal = { after: after && (!held || after.version > held.version) ? after : held };
+      notify();
+    };
+    const waiters = this.waiters.get(key) ?? new Set<Wake>();
+    waiters.add(local);
+    this.waiters.set(key, waiters);
+    const unsubscribe = this.bus.subscribe((notice) => {
+      if (notice.k === 'task' && notice.t === ctx.tenantId && notice.id === taskId) {
+        local(null);
+      }
+    });
+    const deadline = Date.now() + timeoutMs;
+    try {
+      let record = this.newest(ctx, taskId, known) ?? (await this.views.get(ctx, taskId));
+      for (;;) {
+        const left = deadline - Date.now();
+        if (done(record) || left <= 0) {
+          return record;
+        }
+        if (!box.signal) {
+          let timer: NodeJS.Timeout | undefined;
+          await new Promise<void>((resolve) => {
+            notify = resolve;
+            timer = setTimeout(resolve, Math.min(left, FALLBACK_POLL_MS));
+          });
+          clearTimeout(timer);
+          notify = () => undefined;
+        }
+        const woken = box.signal;
+        box.signal = null;
+        record =
+          woken?.after && woken.after.version > record.version
+            ? recordOf(woken.after)
+            : await this.views.get(ctx, taskId);
+      }
+    } finally {
+      unsubscribe();
+      waiters.delete(local);
+      if (waiters.size === 0) {
+        this.waiters.delete(key);
+      }
+    }
+  }
+
+  /** `known`, or the writer's newer state of the task if it holds one. */
+  private newest(
+    ctx: CallContext,
+    taskId: string,
+    known: TaskViewRecord | undefined,
+  ): TaskViewRecord | undefined {
+    const cached = this.writer.peek(ctx.tenantId, taskId);
+    if (known && cached?.status === 'present' && cached.version > known.version) {
+      return recordOf(cached);
+    }
+    return known;
+  }
+}
+
+/** The task view record of a folded task (the same document the view row holds). */
+export function recordOf(state: PresentTask): TaskViewRecord {
+  return { task: state.task, state: state.task.status.state, version: state.version };
+}
+
+function watchKey(tenantId: string, taskId: string): string {
+  return `${tenantId}\u0000${taskId}`;
+}

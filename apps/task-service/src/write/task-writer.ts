@@ -1,0 +1,295 @@
+import { ConcurrencyConflict, type EventMetadata } from '@lib/event-store';
+import {
+  foldTask,
+  initialTaskState,
+  taskStreamId,
+  type PresentTask,
+  type TaskAggregate,
+  type TaskEvent,
+} from '@lib/task-domain';
+import { Injectable } from '@nestjs/common';
+import { IdGenerator } from '../clock';
+import { noticesFor } from '../notices';
+import { StreamCache, type CachedStream } from './stream-cache';
+import { TaskStore, type MessageIdClaim, type StreamChange } from './task-store';
+
+/** Decides on the freshest state; returning no events changes nothing. */
+export type Decision = (state: TaskAggregate) => TaskEvent[];
+
+/** A change to one task stream, decided by the writer on the stream's current state. */
+export interface WriteCommand {
+  tenantId: string;
+  taskId: string;
+  decide: Decision;
+  metadata: EventMetadata;
+  /** The task id was just generated: the stream cannot exist, there is nothing to read. */
+  fresh?: boolean;
+  /** SendMessage's messageId, claimed in the same commit; a claim held already makes the write a duplicate. */
+  claim?: MessageIdClaim;
+}
+
+export type WriteOutcome =
+  | { kind: 'written'; before: TaskAggregate; after: PresentTask; events: TaskEvent[] }
+  /** The decision produced no events, or the stream already holds the command's idempotency key. */
+  | { kind: 'unchanged'; state: TaskAggregate }
+  /** The messageId was claimed by an earlier SendMessage; nothing was written. */
+  | { kind: 'duplicate' };
+
+/** Told about every change this replica's writer committed, after the commit. */
+export type CommitListener = (tenantId: string, after: PresentTask) => void;
+
+interface Pending {
+  command: WriteCommand;
+  streamId: string;
+  /** Batches this command was part of that could not write it (conflicts, deadlocks). */
+  tries: number;
+  resolve: (outcome: WriteOutcome) => void;
+  reject: (error: unknown) => void;
+}
+
+/** Most commands in one batch (one statement, one commit). */
+const MAX_BATCH = 256;
+/** Task streams whose folded state is kept between writes. */
+const CACHE_CAPACITY = 4_096;
+/** Batches a command may take part in before its conflicts are reported to the caller. */
+const MAX_TRIES = 5;
+/** SQLSTATEs after which the whole batch is simply tried again: nothing of it was committed. */
+const RETRY_BATCH = new Set(['40P01', '40001']);
+
+/**
+ * The write path of task streams, with group commit (docs/adr/0007-hot-path.md): commands arriving while a
+ * batch commits are decided together on their streams' current states (held in a cache, or read in one
+ * query) and appended in one statement, each stream under its own expected version. A stream that moved on
+ * meanwhile is re-read and decided again; the others are not held back by it. One batch at a time per
+ * replica: the commit is the unit of work, its cost shared by every command in it.
+ */
+@Injectable()
+export class TaskWriter {
+  private queue: Pending[] = [];
+  private draining = false;
+  private readonly cache = new StreamCache(CACHE_CAPACITY);
+  private readonly listeners = new Set<CommitListener>();
+
+  constructor(
+    private readonly store: TaskStore,
+    private readonly ids: IdGenerator,
+  ) {}
+
+  write(command: WriteCommand): Promise<WriteOutcome> {
+    return new Promise((resolve, reject) => {
+      const streamId = taskStreamId(command.tenantId, command.taskId);
+      this.queue.push({ command, streamId, tries: 0, resolve, reject });
+      this.kick();
+    });
+  }
+
+  onCommitted(listener: CommitListener): () => void {
+    this.listeners.add(listener);
+    return () => this.listeners.delete(listener);
+  }
+
+  /** The newest state this replica knows of a task, if it holds one (no read). */
+  peek(tenantId: string, taskId: string): TaskAggregate | undefined {
+    return this.cache.get(taskStreamId(tenantId, taskId))?.state;
+  }
+
+  /** Another path changed the stream (or may have): decide on a fresh read next time. */
+  forget(tenantId: string, taskId: string): void {
+    this.cache.delete(taskStreamId(tenantId, taskId));
+  }
+
+  private kick(): void {
+    if (this.draining) {
+      return;
+    }
+    this.draining = true;
+    // Let every request that arrived in this turn of the event loop join the first batch.
+    setImmediate(() => void this.drain());
+  }
+
+  private async drain(): Promise<void> {
+    try {
+      while (this.queue.length > 0) {
+        await this.run(this.take());
+      }
+    } finally {
+      this.draining = false;
+      if (this.queue.length > 0) {
+        this.kick();
+      }
+    }
+  }
+
+  /**
+   * The next batch: in arrival order, at most one command per stream and per messageId (a later one waits
+   * for the next batch and is decided on what the earlier one wrote).
+   */
+  private take(): Pending[] {
+    const batch: Pending[] = [];
+    const rest: Pending[] = [];
+    const streams = new Set<string>();
+    const claims = new Set<string>();
+    for (const pending of this.queue) {
+      const claim = pending.command.claim;
+      const claimKey = claim
+        ? JSON.stringify([
+            pending.command.tenantId,
+            claim.agentId,
+            claim.principalId,
+            claim.messageId,
+          ])
+        : null;
+      if (
+        batch.length >= MAX_BATCH ||
+        streams.has(pending.streamId) ||
+        (claimKey !== null && claims.has(claimKey))
+      ) {
+        rest.push(pending);
+        continue;
+      }
+      batch.push(pending);
+      streams.add(pending.streamId);
+      if (claimKey !== null) {
+        claims.add(claimKey);
+      }
+    }
+    this.queue = rest;
+    return batch;
+  }
+
+  private async run(batch: Pending[]): Promise<void> {
+    let states: Map<Pending, CachedStream>;
+    try {
+      states = await this.statesOf(batch);
+    } catch (error) {
+      batch.forEach((pending) => pending.reject(error));
+      return;
+    }
+    const changes: StreamChange[] = [];
+    const decided: { pending: Pending; before: TaskAggregate; after: PresentTask }[] = [];
+    for (const pending of batch) {
+      const { command } = pending;
+      const current = states.get(pending);
+      if (!current) {
+        continue;
+      }
+      const key = command.metadata.idempotencyKey;
+      if (key !== undefined && current.idempotencyKeys.has(key)) {
+        pending.resolve({ kind: 'unchanged', state: current.state });
+        continue;
+      }
+      let events: TaskEvent[];
+      try {
+        events = command.decide(current.state);
+      } catch (error) {
+        pending.reject(error);
+        continue;
+      }
+      const after = foldTask(events, current.state);
+      if (events.length === 0 || after.status !== 'present') {
+        pending.resolve({ kind: 'unchanged', state: current.state });
+        continue;
+      }
+      const byWorker = command.metadata.actor.kind === 'agent-worker';
+      changes.push({
+        tenantId: command.tenantId,
+        streamId: pending.streamId,
+        expectedVersion: current.state.version,
+        events,
+        eventIds: events.map(() => this.ids.eventId()),
+        metadata: command.metadata,
+        after,
+        notices: noticesFor(command.tenantId, current.state, events, after, byWorker).map((n) =>
+          JSON.stringify(n),
+        ),
+        ...(command.claim ? { claim: { ...command.claim, taskId: command.taskId } } : {}),
+      });
+      decided.push({ pending, before: current.state, after });
+    }
+    if (changes.length === 0) {
+      return;
+    }
+    const again: Pending[] = [];
+    let refused: Map<number, 'conflict' | 'duplicate'>;
+    try {
+      refused = await this.store.append(changes);
+    } catch (error) {
+      // Nothing of the batch is known to be written: forget the states, and try a deadlock again.
+      for (const { pending } of decided) {
+        this.cache.delete(pending.streamId);
+        if (RETRY_BATCH.has((error as { code?: string }).code ?? '')) {
+          this.retry(pending, error, again);
+        } else {
+          pending.reject(error);
+        }
+      }
+      this.queue = [...again, ...this.queue];
+      return;
+    }
+    decided.forEach(({ pending, before, after }, index) => {
+      const refusal = refused.get(index);
+      const change = changes[index];
+      if (refusal === 'duplicate') {
+        pending.resolve({ kind: 'duplicate' });
+      } else if (refusal === 'conflict' || !change) {
+        this.cache.delete(pending.streamId);
+        this.retry(pending, new ConcurrencyConflict(pending.streamId, before.version), again);
+      } else {
+        const keys = states.get(pending)?.idempotencyKeys ?? new Set<string>();
+        const key = pending.command.metadata.idempotencyKey;
+        if (key !== undefined) {
+          keys.add(key);
+        }
+        this.cache.set(pending.streamId, { state: after, idempotencyKeys: keys });
+        pending.resolve({ kind: 'written', before, after, events: [...change.events] });
+        this.listeners.forEach((listener) => listener(pending.command.tenantId, after));
+      }
+    });
+    this.queue = [...again, ...this.queue];
+  }
+
+  /** Adds a command to `again` (the head of the queue), or reports `error` when it has had its tries. */
+  private retry(pending: Pending, error: unknown, again: Pending[]): void {
+    pending.tries += 1;
+    if (pending.tries >= MAX_TRIES) {
+      pending.reject(error);
+      return;
+    }
+    // The stream exists after all (or may): read it next time.
+    pending.command = { ...pending.command, fresh: false };
+    again.push(pending);
+  }
+
+  /** Each command's stream state: from the cache, new, or read (all missing streams in one query). */
+  private async statesOf(batch: readonly Pending[]): Promise<Map<Pending, CachedStream>> {
+    const states = new Map<Pending, CachedStream>();
+    const missing: Pending[] = [];
+    for (const pending of batch) {
+      const cached = pending.command.fresh
+        ? { state: initialTaskState(), idempotencyKeys: new Set<string>() }
+        : this.cache.get(pending.streamId);
+      if (cached) {
+        states.set(pending, cached);
+      } else {
+        missing.push(pending);
+      }
+    }
+    if (missing.length > 0) {
+      const histories = await this.store.readStreams(
+        missing.map((p) => ({ tenantId: p.command.tenantId, streamId: p.streamId })),
+      );
+      for (const pending of missing) {
+        const history = histories.get(pending.streamId);
+        const read: CachedStream = {
+          state: foldTask(history?.events ?? []),
+          idempotencyKeys: new Set(history?.idempotencyKeys ?? []),
+        };
+        if (read.state.status === 'present') {
+          this.cache.set(pending.streamId, read);
+        }
+        states.set(pending, read);
+      }
+    }
+    return states;
+  }
+}
