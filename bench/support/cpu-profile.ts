@@ -32,7 +32,13 @@ export interface FunctionTime {
   selfMs: number;
 }
 
-/** The self time per function of one profile, most first. */
+/** The self time of one area of code (a package, an app or lib of this repository, Node's internals). */
+export interface AreaTime {
+  area: string;
+  selfMs: number;
+}
+
+/** The self time per function and per area of one profile, most first. */
 export interface ProfileSummary {
   file: string;
   /** From the default file name `CPU.<date>.<time>.<pid>.<thread>.<seq>.cpuprofile`; null if not in it. */
@@ -42,6 +48,7 @@ export interface ProfileSummary {
   /** Time in the `(idle)` pseudo-frame: the event loop waiting. */
   idleMs: number;
   functions: FunctionTime[];
+  areas: AreaTime[];
 }
 
 const PSEUDO_FRAMES = new Set(['(root)', '(idle)']);
@@ -58,6 +65,33 @@ function shortLocation(url: string, line: number, root: string): string {
     path = path.slice(root.length + 1);
   }
   return line >= 0 ? `${path}:${line + 1}` : path;
+}
+
+/**
+ * Where a function lives: its package (`node_modules/pg/…` → `pg`), app or lib of this repository
+ * (`dist/apps/ingress/…` → `apps/ingress`), Node's own module (`node:internal/http2/core` → `node:http2`,
+ * `node:_http_server` → `node:http`), another script (its file name), a V8 pseudo-frame such as
+ * `(garbage collector)`, or `(native)` for functions without a script (C++ built-ins such as `writev`).
+ */
+function areaOf(f: FunctionTime): string {
+  const path = f.location;
+  if (path === '') {
+    return f.name.startsWith('(') ? f.name : '(native)';
+  }
+  if (path.startsWith('node:')) {
+    const module =
+      path
+        .slice('node:'.length)
+        .replace(/^internal\//, '')
+        .split(/[/:]/)[0] ?? '';
+    return `node:${module.replace(/^_/, '').split('_')[0] ?? module}`;
+  }
+  const modules = /^node_modules\/((?:@[^/]+\/)?[^/]+)/.exec(path);
+  if (modules) {
+    return modules[1] ?? path;
+  }
+  const own = /^(?:dist\/)?((?:apps|libs|bench)\/[^/]+)/.exec(path);
+  return own?.[1] ?? path.replace(/:\d+$/, '').split('/').pop() ?? path;
 }
 
 /** Self time per function of one parsed profile. `root` is taken off script paths below it. */
@@ -88,13 +122,21 @@ export function summariseProfile(
     entry.selfMs += selfMs;
     byFunction.set(key, entry);
   }
+  const functions = [...byFunction.values()].sort((a, b) => b.selfMs - a.selfMs);
+  const byArea = new Map<string, number>();
+  for (const f of functions) {
+    byArea.set(areaOf(f), (byArea.get(areaOf(f)) ?? 0) + f.selfMs);
+  }
   const pid = /\.(\d+)\.\d+\.\d+\.cpuprofile$/.exec(file)?.[1];
   return {
     file,
     pid: pid === undefined ? null : Number(pid),
     totalMs,
     idleMs,
-    functions: [...byFunction.values()].sort((a, b) => b.selfMs - a.selfMs),
+    functions,
+    areas: [...byArea]
+      .map(([area, selfMs]) => ({ area, selfMs }))
+      .sort((a, b) => b.selfMs - a.selfMs),
   };
 }
 
@@ -113,24 +155,25 @@ export function readProfiles(dir: string, files?: readonly string[]): ProfileSum
 }
 
 /**
- * The top `top` functions by self time of one profile as a Markdown section; % is of the busy time (all
- * samples but `(idle)`), so the rows of a busy process add up towards 100.
+ * One profile as a Markdown section: the self time per area, then the top `top` functions by self time; % is
+ * of the busy time (all samples but `(idle)`), so the rows of a busy process add up towards 100.
  */
 export function formatProfile(summary: ProfileSummary, label: string, top = 25): string {
   const busyMs = summary.totalMs - summary.idleMs;
+  const share = (ms: number): string => (busyMs > 0 ? fmt((100 * ms) / busyMs) : '-');
   const head =
     `### ${label} (${summary.file}): profile ${fmt(summary.totalMs / 1_000)} s, ` +
     `busy ${fmt(busyMs / 1_000)} s, idle ${fmt(summary.idleMs / 1_000)} s`;
-  const rows = summary.functions
+  const areas = summary.areas.slice(0, top).map((a) => [a.area, fmt(a.selfMs, 0), share(a.selfMs)]);
+  const functions = summary.functions
     .slice(0, top)
-    .map((f, i) => [
-      String(i + 1),
-      fmt(f.selfMs, 0),
-      busyMs > 0 ? fmt((100 * f.selfMs) / busyMs) : '-',
-      f.name,
-      f.location,
-    ]);
-  return `${head}\n${table(['#', 'self ms', '% of busy', 'function', 'location'], rows, [3, 4])}`;
+    .map((f, i) => [String(i + 1), fmt(f.selfMs, 0), share(f.selfMs), f.name, f.location]);
+  return [
+    head,
+    table(['area', 'self ms', '% of busy'], areas, [0]),
+    '',
+    table(['#', 'self ms', '% of busy', 'function', 'location'], functions, [3, 4]),
+  ].join('\n');
 }
 
 function main(argv: string[]): number {
