@@ -9,13 +9,16 @@ import { joinedText } from './message-text';
 /** Agent `echo`: sends the user's text back as the artifact `echo`. */
 export class EchoAgent implements AgentExecutor {
   async execute(context: RequestContext, events: ExecutionEventBus): Promise<void> {
-    await events.working();
-    await events.artifact({
-      artifactId: 'echo',
-      name: 'echo',
-      parts: [textPart(joinedText(context.userMessage))],
-      lastChunk: true,
-    });
-    await events.complete();
+    // Produced together, so published together: one update, one append.
+    await Promise.all([
+      events.working(),
+      events.artifact({
+        artifactId: 'echo',
+        name: 'echo',
+        parts: [textPart(joinedText(context.userMessage))],
+        lastChunk: true,
+      }),
+      events.complete(),
+    ]);
   }
 }

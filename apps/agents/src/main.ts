@@ -14,6 +14,17 @@ const AGENTS: Record<ExampleAgentId, () => AgentExecutor> = {
   tck: () => new TckAgent(),
 };
 
+/**
+ * Tasks at once when WORKER_CONCURRENCY is unset: echo only copies text (its limit is the platform's
+ * throughput, not its own work); the others wait on timers and people, 8 is plenty for a demo.
+ */
+const DEFAULT_CONCURRENCY: Record<ExampleAgentId, number> = {
+  echo: 256,
+  interview: 8,
+  countdown: 8,
+  tck: 8,
+};
+
 function isAgentId(name: string | undefined): name is ExampleAgentId {
   return name !== undefined && Object.hasOwn(AGENTS, name);
 }
@@ -36,7 +47,7 @@ async function main(): Promise<number> {
     target: config.WORKER_TARGET,
     credential: config.WORKER_SECRET,
     executor: AGENTS[agentId](),
-    maxConcurrentTasks: config.WORKER_CONCURRENCY,
+    maxConcurrentTasks: config.WORKER_CONCURRENCY ?? DEFAULT_CONCURRENCY[agentId],
     identity: `${agentId}@${hostname()}-${process.pid}`,
   });
   let signals = 0;

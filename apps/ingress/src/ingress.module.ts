@@ -12,6 +12,7 @@ import {
   Module,
   type DynamicModule,
   type OnApplicationShutdown,
+  type Provider,
 } from '@nestjs/common';
 import { APP_FILTER } from '@nestjs/core';
 import type { Pool } from 'pg';
@@ -48,9 +49,18 @@ class IngressPoolCloser implements OnApplicationShutdown {
 /** Composition root of the ingress: A2A bindings and agent cards over the operations port. */
 @Module({})
 export class IngressModule {
-  static forRoot(config: IngressModuleConfig): DynamicModule {
+  /**
+   * `operations`: how the bindings reach the task-service; by default over gRPC (TASK_SERVICE_URLS). A process
+   * that also hosts the task-service passes an in-process provider, with `imports` that make it resolvable.
+   */
+  static forRoot(
+    config: IngressModuleConfig,
+    operations: Provider = { provide: A2aOperations, useClass: TaskServiceOperations },
+    imports: DynamicModule[] = [],
+  ): DynamicModule {
     return {
       module: IngressModule,
+      imports,
       controllers: [AgentCardController, JsonRpcController, RestController],
       providers: [
         { provide: INGRESS_CONFIG, useValue: config },
@@ -65,7 +75,7 @@ export class IngressModule {
             }),
         },
         IngressPoolCloser,
-        { provide: A2aOperations, useClass: TaskServiceOperations },
+        operations,
         ApiKeyAuthenticator,
         AgentRegistry,
         PublicOrigins,

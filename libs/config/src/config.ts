@@ -109,7 +109,8 @@ export const demoSchema = z.object({
 export const workerSchema = z.object({
   WORKER_TARGET: z.string().default('127.0.0.1:50052'),
   WORKER_SECRET: z.string().optional(),
-  WORKER_CONCURRENCY: z.coerce.number().int().positive().default(8),
+  /** Tasks one worker process runs at once; each example agent has its own default when unset. */
+  WORKER_CONCURRENCY: z.coerce.number().int().positive().optional(),
 });
 
 /** Test suites: where to create their throw-away databases. */

@@ -248,9 +248,7 @@ export class TaskExecution {
         this.queuedState = update.status.state;
       }
       this.queue.push({ update, resolve, reject });
-      this.flushing ??= this.flush().finally(() => {
-        this.flushing = null;
-      });
+      this.flushing ??= this.flush();
     });
     // An agent that does not await an update must not crash the worker when it fails; one that awaits
     // still gets the rejection.
@@ -270,6 +268,8 @@ export class TaskExecution {
         batch.forEach((queued) => queued.reject(error));
       }
     }
+    // In the same turn as the last look at the queue: an update queued from now on starts a new flush.
+    this.flushing = null;
   }
 
   private async deliver(updates: ExecutionUpdate[]): Promise<void> {

@@ -132,6 +132,17 @@ describe('TaskExecution', () => {
     expect(late?.reason).toBe('TASK_ENDED');
   });
 
+  it('publishes each update of an agent that awaits them one by one', async () => {
+    const { execution, sender } = executionOf(async (_, events) => {
+      await events.working();
+      await events.artifact({ artifactId: 'a', parts: [{ text: '1' }] });
+      await events.message([{ text: 'note' }]);
+    });
+    await execution.run();
+    expect(sender.summary).toEqual(['status WORKING', 'artifact a', 'message', 'status COMPLETED']);
+    expect(sender.requests).toHaveLength(4);
+  });
+
   it('publishes updates in call order even when they are not awaited', async () => {
     const { execution, sender } = executionOf(async (_, events) => {
       const updates = [

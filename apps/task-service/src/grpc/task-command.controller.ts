@@ -10,9 +10,14 @@ import { ListTasksQuery } from '../queries/list-tasks.query';
 
 type Operation = (input: unknown, ctx: CallContext) => Promise<Versioned<unknown>>;
 
+/** The operations of the internal contract, by their TaskCommandService method name. */
+export type TaskOperation = 'sendMessage' | 'getTask' | 'listTasks' | 'cancelTask';
+
 /**
- * The internal TaskCommandService (proto/platform/task/v1/task_service.proto) the ingress replicas call.
- * A2A errors travel as values in the result; only transport failures become gRPC errors.
+ * The internal contract the ingress calls: in-process through {@link invoke} when both run in one process
+ * (requests and results stay objects), or over gRPC as TaskCommandService
+ * (proto/platform/task/v1/task_service.proto) from ingress replicas elsewhere, where A2A errors travel as
+ * values in the result and only transport failures become gRPC errors.
  */
 @Injectable()
 export class TaskCommandController {
@@ -43,11 +48,47 @@ export class TaskCommandController {
 
   handlers(): taskPb.TaskCommandServiceServer {
     return {
-      sendMessage: this.unary((input, ctx) => this.sendMessage.execute(input, ctx)),
-      getTask: this.unary((input, ctx) => this.getTask.execute(input, ctx)),
-      listTasks: this.unary((input, ctx) => this.listTasks.execute(input, ctx)),
-      cancelTask: this.unary((input, ctx) => this.cancelTask.execute(input, ctx)),
+      sendMessage: this.unary(this.operations.sendMessage),
+      getTask: this.unary(this.operations.getTask),
+      listTasks: this.unary(this.operations.listTasks),
+      cancelTask: this.unary(this.operations.cancelTask),
     };
+  }
+
+  /**
+   * One operation called in-process: `input` is the request's ProtoJSON document as the binding decoded it
+   * from the wire (validated here, once); throws the A2aError a client sees.
+   */
+  async invoke(
+    operation: TaskOperation,
+    input: unknown,
+    ctx: CallContext,
+  ): Promise<Versioned<unknown>> {
+    try {
+      const result = await this.operations[operation](input ?? {}, ctx);
+      this.unavailable = 0;
+      return result;
+    } catch (thrown) {
+      throw this.reported(thrown);
+    }
+  }
+
+  private readonly operations: Record<TaskOperation, Operation> = {
+    sendMessage: (input, ctx) => this.sendMessage.execute(input, ctx),
+    getTask: (input, ctx) => this.getTask.execute(input, ctx),
+    listTasks: (input, ctx) => this.listTasks.execute(input, ctx),
+    cancelTask: (input, ctx) => this.cancelTask.execute(input, ctx),
+  };
+
+  /** The error a client is told, with an unexpected one logged once. */
+  private reported(thrown: unknown): A2aError {
+    const error = this.operationError(thrown);
+    if (error.reason === 'INTERNAL') {
+      this.logger.error(
+        `operation failed: ${thrown instanceof Error ? (thrown.stack ?? thrown.message) : String(thrown)}`,
+      );
+    }
+    return error;
   }
 
   private unary(operation: Operation) {
@@ -89,12 +130,7 @@ export class TaskCommandController {
       this.unavailable = 0;
       return { responseJson: JSON.stringify(result), version: version ?? 0 };
     } catch (thrown) {
-      const error = this.operationError(thrown);
-      if (error.reason === 'INTERNAL') {
-        this.logger.error(
-          `operation failed: ${thrown instanceof Error ? (thrown.stack ?? thrown.message) : String(thrown)}`,
-        );
-      }
+      const error = this.reported(thrown);
       return {
         version: 0,
         error: {

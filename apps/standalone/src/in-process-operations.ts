@@ -1,0 +1,50 @@
+import type { ListTasksResponse, SendMessageResponse, Task } from '@lib/a2a-protocol';
+// The standalone process is the one place that composes other apps' code (ARCHITECTURE.md).
+import { A2aOperations, type Versioned } from '../../ingress/src/operations/a2a-operations';
+import type { CallContext } from '../../ingress/src/operations/call-context';
+import {
+  type TaskCommandController,
+  type TaskOperation,
+} from '../../task-service/src/grpc/task-command.controller';
+
+/**
+ * The ingress's operations port served by the task-service of the same process: a method call, no gRPC hop
+ * and no JSON re-encoding; the request document the binding parsed is validated once, by the task-service.
+ */
+export class InProcessOperations extends A2aOperations {
+  constructor(private readonly commands: TaskCommandController) {
+    super();
+  }
+
+  sendMessage(params: unknown, ctx: CallContext): Promise<Versioned<SendMessageResponse>> {
+    return this.call('sendMessage', params, ctx) as Promise<Versioned<SendMessageResponse>>;
+  }
+
+  getTask(params: unknown, ctx: CallContext): Promise<Versioned<Task>> {
+    return this.call('getTask', params, ctx) as Promise<Versioned<Task>>;
+  }
+
+  listTasks(params: unknown, ctx: CallContext): Promise<Versioned<ListTasksResponse>> {
+    return this.call('listTasks', params, ctx) as Promise<Versioned<ListTasksResponse>>;
+  }
+
+  cancelTask(params: unknown, ctx: CallContext): Promise<Versioned<Task>> {
+    return this.call('cancelTask', params, ctx) as Promise<Versioned<Task>>;
+  }
+
+  private async call(
+    operation: TaskOperation,
+    params: unknown,
+    ctx: CallContext,
+  ): Promise<Versioned<unknown>> {
+    const { result, version } = await this.commands.invoke(operation, params, {
+      tenantId: ctx.tenantId,
+      agentId: ctx.agentId,
+      principalId: ctx.principalId,
+      binding: ctx.binding,
+      requestId: ctx.requestId,
+      ...(ctx.traceparent ? { traceparent: ctx.traceparent } : {}),
+    });
+    return { result, version: version ?? 0 };
+  }
+}
