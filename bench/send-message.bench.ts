@@ -192,7 +192,7 @@ interface Server {
 
 /**
  * The load of `run` on `server`, with the CPU of the side's processes, the bench client and the machine;
- * `platformCpu` samples the platform's process groups around it (null for the reference).
+ * with `platform` (null for the reference), also its process groups' CPU samples before and after.
  */
 async function measure(
   server: Server,
