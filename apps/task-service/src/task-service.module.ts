@@ -24,7 +24,7 @@ import { ListTasksQuery } from './queries/list-tasks.query';
 import { TaskViews } from './queries/task-views';
 import { TaskRepository } from './task.repository';
 import { PG_POOL, TASK_SERVICE_CONFIG } from './tokens';
-import { TaskStore } from './write/task-store';
+import { PostgresTaskStore, TaskStore } from './write/task-store';
 import { TaskWatch } from './write/task-watch';
 import { TaskWriter } from './write/task-writer';
 
@@ -62,7 +62,7 @@ export class TaskServiceModule {
         { provide: Clock, useClass: SystemClock },
         { provide: IdGenerator, useClass: RandomIds },
         NoticeBus,
-        TaskStore,
+        { provide: TaskStore, useClass: PostgresTaskStore },
         TaskWriter,
         TaskWatch,
         WorkQueue,

@@ -35,12 +35,37 @@ export interface StreamChange {
 /** Why a stream's change was left out of a batch; the others were written. */
 export type ChangeRefusal = 'conflict' | 'duplicate';
 
-/** The task stream store: reads histories, and appends many streams' changes in one commit. */
-@Injectable()
-export class TaskStore {
-  constructor(@Inject(PG_POOL) private readonly pool: Pool) {}
+/**
+ * The event store port of task streams, as the writer uses it: histories read in bulk, and many streams'
+ * changes appended atomically per stream, each under its own expected version.
+ */
+export abstract class TaskStore {
+  /** The histories of several streams (of one tenant or many); a stream that does not exist is absent. */
+  abstract readStreams(
+    streams: readonly { tenantId: string; streamId: string }[],
+  ): Promise<Map<string, StreamHistory>>;
 
-  /** The histories of several streams of one tenant or many, in one query. */
+  /**
+   * Appends every change whose stream is still at its expected version and whose messageId claim (if any) is
+   * free, with the task view, work queue and notices derived from it. Returns the changes left out, by index;
+   * all others are durable when this resolves.
+   */
+  abstract append(changes: readonly StreamChange[]): Promise<Map<number, ChangeRefusal>>;
+
+  /** The task an earlier SendMessage claimed a messageId for, with that message's digest. */
+  abstract findMessageId(
+    tenantId: string,
+    claim: Omit<MessageIdClaim, 'digest'>,
+  ): Promise<{ taskId: string; digest: string | null } | null>;
+}
+
+/** {@link TaskStore} on Postgres: one query per read, one statement (and one commit) per batch. */
+@Injectable()
+export class PostgresTaskStore extends TaskStore {
+  constructor(@Inject(PG_POOL) private readonly pool: Pool) {
+    super();
+  }
+
   async readStreams(
     streams: readonly { tenantId: string; streamId: string }[],
   ): Promise<Map<string, StreamHistory>> {
@@ -72,10 +97,7 @@ export class TaskStore {
     return histories;
   }
 
-  /**
-   * Appends every change in one statement (`events.append_task_batch`): one transaction, one commit. Returns
-   * the changes left out, by index; all others are durable when this resolves.
-   */
+  /** One statement, `events.append_task_batch`: one transaction, one commit. */
   async append(changes: readonly StreamChange[]): Promise<Map<number, ChangeRefusal>> {
     const batch = {
       channel: NOTICE_CHANNEL,
@@ -150,7 +172,6 @@ export class TaskStore {
     return new Map(result.rows.map((row) => [row.stream_index, row.outcome]));
   }
 
-  /** The task an earlier SendMessage claimed a messageId for, with that message's digest. */
   async findMessageId(
     tenantId: string,
     claim: Omit<MessageIdClaim, 'digest'>,

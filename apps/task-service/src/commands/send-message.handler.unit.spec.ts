@@ -1,0 +1,145 @@
+import { A2aError, type SendMessageResponse, type Task } from '@lib/a2a-protocol';
+import type { TaskServiceConfig } from '@lib/config';
+import { taskStreamId } from '@lib/task-domain';
+import { describe, expect, it } from 'vitest';
+import { InMemoryTaskStore } from '../../test/support/in-memory-task-store';
+import type { AgentDirectory } from '../agent-directory';
+import type { CallContext } from '../call-context';
+import { Clock, IdGenerator } from '../clock';
+import type { Dispatcher } from '../dispatch/dispatcher';
+import type { WorkerSession } from '../dispatch/worker-session';
+import type { TaskViews } from '../queries/task-views';
+import { recordOf, type TaskWatch } from '../write/task-watch';
+import { TaskWriter, type WriteOutcome } from '../write/task-writer';
+import { SendMessageHandler } from './send-message.handler';
+
+const NOW = new Date('2026-01-01T00:00:00.000Z');
+const ctx: CallContext = {
+  tenantId: 'acme',
+  agentId: 'echo',
+  principalId: 'alice',
+  binding: 'JSONRPC',
+};
+
+class FixedClock extends Clock {
+  now(): Date {
+    return NOW;
+  }
+}
+
+class CountingIds extends IdGenerator {
+  private next = 0;
+  randomId(): string {
+    return `id-${++this.next}`;
+  }
+  eventId(): string {
+    return `00000000-0000-7000-8000-${String(++this.next).padStart(12, '0')}`;
+  }
+}
+
+/** A dispatcher with one local worker of `room` free places, recording what its reservations became. */
+class FakeDispatcher {
+  readonly outcomes: (WriteOutcome | null)[] = [];
+  constructor(private room: number) {}
+
+  reserve(): WorkerSession | null {
+    if (this.room === 0) {
+      return null;
+    }
+    this.room -= 1;
+    return { workerId: 'w-local' } as WorkerSession;
+  }
+
+  granted(_session: WorkerSession, outcome: WriteOutcome | null): void {
+    this.outcomes.push(outcome);
+  }
+}
+
+function setUp(room = 0) {
+  const store = new InMemoryTaskStore();
+  const writer = new TaskWriter(store, new CountingIds());
+  const dispatcher = new FakeDispatcher(room);
+  const agents = { inputModes: () => Promise.resolve(['text/plain']) } as unknown as AgentDirectory;
+  // The task view as the store's appends left it.
+  const views = {
+    get: (call: CallContext, taskId: string) => {
+      const state = store.views.get(taskStreamId(call.tenantId, taskId));
+      return state ? Promise.resolve(recordOf(state)) : Promise.reject(new Error('not found'));
+    },
+  } as unknown as TaskViews;
+  const watch = {} as TaskWatch;
+  const config = { LEASE_TTL_MS: 30_000, BLOCKING_SEND_TIMEOUT_MS: 1_000 } as TaskServiceConfig;
+  const handler = new SendMessageHandler(
+    writer,
+    store,
+    views,
+    watch,
+    agents,
+    dispatcher as unknown as Dispatcher,
+    new FixedClock(),
+    new CountingIds(),
+    config,
+  );
+  const send = async (messageId: string, text: string): Promise<Task> => {
+    const { result } = await handler.execute(
+      {
+        message: { messageId, role: 'ROLE_USER', parts: [{ text }] },
+        configuration: { returnImmediately: true },
+      },
+      ctx,
+    );
+    return (result as Extract<SendMessageResponse, { task: Task }>).task;
+  };
+  return { store, dispatcher, send };
+}
+
+describe('SendMessageHandler', () => {
+  it('accepts a new message as a SUBMITTED task, claiming its messageId in the same append', async () => {
+    const { store, send } = setUp();
+    const task = await send('m1', 'hello');
+    expect(task.id).toBe('id-1');
+    expect(task.status.state).toBe('TASK_STATE_SUBMITTED');
+    expect(task.status.timestamp).toBe(NOW.toISOString());
+    expect(store.batches).toHaveLength(1);
+    expect(store.batches[0]?.[0]?.claim?.messageId).toBe('m1');
+    expect(store.streams.get(taskStreamId('acme', 'id-1'))?.events.map((e) => e.type)).toEqual([
+      'TaskSubmitted',
+    ]);
+  });
+
+  it('leases the task to a local worker with room in the same append', async () => {
+    const { store, dispatcher, send } = setUp(1);
+    const task = await send('m1', 'hello');
+    expect(store.batches).toHaveLength(1);
+    expect(store.streams.get(taskStreamId('acme', task.id))?.events.map((e) => e.type)).toEqual([
+      'TaskSubmitted',
+      'TaskLeaseGranted',
+    ]);
+    const outcome = dispatcher.outcomes[0];
+    expect(outcome?.kind === 'written' && outcome.after.lease?.workerId).toBe('w-local');
+  });
+
+  it('answers a retry of the same message with the first task and writes nothing', async () => {
+    const { store, send } = setUp();
+    const first = await send('m1', 'hello');
+    const again = await send('m1', 'hello');
+    expect(again.id).toBe(first.id);
+    expect(store.streams.size).toBe(1);
+  });
+
+  it('refuses another message under a used messageId with INVALID_PARAMS', async () => {
+    const { store, send } = setUp();
+    await send('m1', 'hello');
+    const refused = await send('m1', 'something else').catch((e: unknown) => e);
+    expect(refused).toBeInstanceOf(A2aError);
+    expect((refused as A2aError).reason).toBe('INVALID_PARAMS');
+    expect(store.streams.size).toBe(1);
+  });
+
+  it('gives the reserved room back when the append is refused', async () => {
+    const { dispatcher, send } = setUp(2);
+    await send('m1', 'hello');
+    await send('m1', 'hello');
+    expect(dispatcher.outcomes.map((o) => o?.kind)).toEqual(['written', 'duplicate']);
+  });
+});

@@ -1,0 +1,230 @@
+import type { EventMetadata } from '@lib/event-store';
+import { decide, decideAll, taskStreamId, type TaskCommand } from '@lib/task-domain';
+import { describe, expect, it } from 'vitest';
+import { InMemoryTaskStore } from '../../test/support/in-memory-task-store';
+import { IdGenerator } from '../clock';
+import { TaskWriter, type WriteCommand } from './task-writer';
+
+class CountingIds extends IdGenerator {
+  private next = 0;
+  randomId(): string {
+    return `id-${++this.next}`;
+  }
+  eventId(): string {
+    return `00000000-0000-7000-8000-${String(++this.next).padStart(12, '0')}`;
+  }
+}
+
+const NOW = new Date('2026-01-01T00:00:00.000Z');
+const caller: EventMetadata = { actor: { kind: 'caller', id: 'alice' }, binding: 'JSONRPC' };
+const worker = (key?: string): EventMetadata => ({
+  actor: { kind: 'agent-worker', id: 'w1' },
+  binding: 'worker',
+  ...(key ? { idempotencyKey: key } : {}),
+});
+
+function submit(taskId: string, messageId = `m-${taskId}`): WriteCommand {
+  const command: TaskCommand = {
+    type: 'SubmitTask',
+    taskId,
+    contextId: 'ctx',
+    agentId: 'echo',
+    ownerId: 'alice',
+    message: { messageId, role: 'ROLE_USER', parts: [{ text: 'hi' }] },
+    now: NOW,
+  };
+  return {
+    tenantId: 'acme',
+    taskId,
+    decide: (state) => decide(command, state),
+    metadata: caller,
+    fresh: true,
+    claim: { agentId: 'echo', principalId: 'alice', messageId, digest: `d-${messageId}` },
+  };
+}
+
+const lease: TaskCommand = { type: 'GrantLease', workerId: 'w1', leaseTtlMs: 30_000, now: NOW };
+const status = (state: 'TASK_STATE_WORKING' | 'TASK_STATE_COMPLETED'): TaskCommand => ({
+  type: 'ApplyWorkerUpdate',
+  leaseEpoch: 1,
+  update: { kind: 'status', status: { state } },
+  now: NOW,
+});
+
+function setUp(): { store: InMemoryTaskStore; writer: TaskWriter } {
+  const store = new InMemoryTaskStore();
+  return { store, writer: new TaskWriter(store, new CountingIds()) };
+}
+
+describe('TaskWriter', () => {
+  it('appends the commands that arrive together in one batch', async () => {
+    const { store, writer } = setUp();
+    const outcomes = await Promise.all(['t1', 't2', 't3'].map((id) => writer.write(submit(id))));
+    expect(outcomes.map((o) => o.kind)).toEqual(['written', 'written', 'written']);
+    expect(store.batches).toHaveLength(1);
+    expect(store.batches[0]?.map((c) => c.streamId)).toEqual([
+      taskStreamId('acme', 't1'),
+      taskStreamId('acme', 't2'),
+      taskStreamId('acme', 't3'),
+    ]);
+    expect(store.reads).toBe(0);
+  });
+
+  it('decides on the state it wrote, without reading the stream again', async () => {
+    const { store, writer } = setUp();
+    await writer.write({
+      ...submit('t1'),
+      decide: (s) => decideAll([submitCommand('t1'), lease], s),
+    });
+    const outcome = await writer.write({
+      tenantId: 'acme',
+      taskId: 't1',
+      decide: (s) => decideAll([status('TASK_STATE_WORKING'), status('TASK_STATE_COMPLETED')], s),
+      metadata: worker('1:u1'),
+    });
+    expect(outcome.kind).toBe('written');
+    expect(outcome.kind === 'written' && outcome.after.task.status.state).toBe(
+      'TASK_STATE_COMPLETED',
+    );
+    expect(store.reads).toBe(0);
+    expect(store.streams.get(taskStreamId('acme', 't1'))?.events).toHaveLength(4);
+  });
+
+  it('puts a second command on the same stream in the next batch, decided on the first one', async () => {
+    const { store, writer } = setUp();
+    await writer.write({
+      ...submit('t1'),
+      decide: (s) => decideAll([submitCommand('t1'), lease], s),
+    });
+    const [working, completed] = await Promise.all([
+      writer.write(update('t1', 'TASK_STATE_WORKING', '1:a')),
+      writer.write(update('t1', 'TASK_STATE_COMPLETED', '1:b')),
+    ]);
+    expect(working?.kind).toBe('written');
+    expect(completed?.kind === 'written' && completed.before.version).toBe(3);
+    expect(store.batches).toHaveLength(3);
+  });
+
+  it('re-reads and decides again when the stream moved on behind its back', async () => {
+    const { store, writer } = setUp();
+    await writer.write({
+      ...submit('t1'),
+      decide: (s) => decideAll([submitCommand('t1'), lease], s),
+    });
+    let moved = false;
+    store.beforeAppend = () => {
+      if (!moved) {
+        moved = true;
+        store.appendBehind(taskStreamId('acme', 't1'), [
+          { type: 'TaskStatusUpdated', data: { status: { state: 'TASK_STATE_WORKING' } } },
+        ]);
+      }
+    };
+    const outcome = await writer.write(update('t1', 'TASK_STATE_COMPLETED', '1:c'));
+    expect(outcome.kind === 'written' && outcome.before.version).toBe(3);
+    expect(store.reads).toBe(1);
+  });
+
+  it('leaves the other streams of a batch unharmed when one conflicts', async () => {
+    const { store, writer } = setUp();
+    await writer.write({
+      ...submit('t1'),
+      decide: (s) => decideAll([submitCommand('t1'), lease], s),
+    });
+    store.beforeAppend = (changes) => {
+      if (changes.length === 2) {
+        store.appendBehind(taskStreamId('acme', 't1'), [
+          { type: 'TaskStatusUpdated', data: { status: { state: 'TASK_STATE_WORKING' } } },
+        ]);
+      }
+    };
+    const [moved, fresh] = await Promise.all([
+      writer.write(update('t1', 'TASK_STATE_COMPLETED', '1:d')),
+      writer.write(submit('t2')),
+    ]);
+    expect(fresh?.kind).toBe('written');
+    expect(moved?.kind).toBe('written');
+    expect(store.batches.map((b) => b.length)).toEqual([1, 2, 1]);
+  });
+
+  it('reports a messageId claimed before as a duplicate and writes nothing for it', async () => {
+    const { store, writer } = setUp();
+    await writer.write(submit('t1', 'same'));
+    const again = await writer.write(submit('t2', 'same'));
+    expect(again.kind).toBe('duplicate');
+    expect(store.streams.has(taskStreamId('acme', 't2'))).toBe(false);
+  });
+
+  it('applies a command with an idempotency key the stream holds only once', async () => {
+    const { store, writer } = setUp();
+    await writer.write({
+      ...submit('t1'),
+      decide: (s) => decideAll([submitCommand('t1'), lease], s),
+    });
+    const first = await writer.write(update('t1', 'TASK_STATE_WORKING', '1:same'));
+    writer.forget('acme', 't1');
+    const repeat = await writer.write(update('t1', 'TASK_STATE_WORKING', '1:same'));
+    expect(first.kind).toBe('written');
+    expect(repeat.kind).toBe('unchanged');
+    expect(store.streams.get(taskStreamId('acme', 't1'))?.events).toHaveLength(3);
+  });
+
+  it('refuses only the command whose decision throws', async () => {
+    const { writer } = setUp();
+    const [bad, good] = await Promise.allSettled([
+      writer.write({
+        tenantId: 'acme',
+        taskId: 'missing',
+        decide: (s) => decide(status('TASK_STATE_WORKING'), s),
+        metadata: worker(),
+      }),
+      writer.write(submit('t2')),
+    ]);
+    expect(bad?.status).toBe('rejected');
+    expect(good?.status === 'fulfilled' && good.value.kind).toBe('written');
+  });
+
+  it('tries a batch that deadlocked again, and reports other database failures', async () => {
+    const { store, writer } = setUp();
+    store.failNextAppends.push(Object.assign(new Error('deadlock'), { code: '40P01' }));
+    expect((await writer.write(submit('t1'))).kind).toBe('written');
+    store.failNextAppends.push(Object.assign(new Error('gone'), { code: '57P01' }));
+    await expect(writer.write(submit('t2'))).rejects.toThrow('gone');
+    expect(store.streams.has(taskStreamId('acme', 't2'))).toBe(false);
+  });
+
+  it('tells commit listeners about every change it wrote', async () => {
+    const { writer } = setUp();
+    const seen: string[] = [];
+    writer.onCommitted((tenantId, after) =>
+      seen.push(`${tenantId}/${after.task.id}@${after.version}`),
+    );
+    await Promise.all([writer.write(submit('t1')), writer.write(submit('t2'))]);
+    expect(seen).toEqual(['acme/t1@1', 'acme/t2@1']);
+  });
+});
+
+function submitCommand(taskId: string): TaskCommand {
+  return {
+    type: 'SubmitTask',
+    taskId,
+    contextId: 'ctx',
+    agentId: 'echo',
+    ownerId: 'alice',
+    message: { messageId: `m-${taskId}`, role: 'ROLE_USER', parts: [{ text: 'hi' }] },
+    now: NOW,
+  };
+}
+
+function update(
+  taskId: string,
+  state: 'TASK_STATE_WORKING' | 'TASK_STATE_COMPLETED',
+  key: string,
+): WriteCommand {
+  return {
+    tenantId: 'acme',
+    taskId,
+    decide: (s) => decide(status(state), s),
+    metadata: worker(key),
+  };
+}

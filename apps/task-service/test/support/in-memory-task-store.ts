@@ -1,0 +1,98 @@
+import type { PresentTask, TaskEvent } from '@lib/task-domain';
+import {
+  TaskStore,
+  type ChangeRefusal,
+  type MessageIdClaim,
+  type StreamChange,
+  type StreamHistory,
+} from '../../src/write/task-store';
+
+interface StoredStream {
+  events: TaskEvent[];
+  idempotencyKeys: string[];
+}
+
+/**
+ * {@link TaskStore} in memory, with the Postgres store's rules (expected versions, messageId claims, one
+ * batch applied per stream or not at all), for unit tests of the write path. Failures can be scripted.
+ */
+export class InMemoryTaskStore extends TaskStore {
+  readonly streams = new Map<string, StoredStream>();
+  /** The latest state of every task written, as the task view would hold it. */
+  readonly views = new Map<string, PresentTask>();
+  readonly messageIds = new Map<string, { taskId: string; digest: string }>();
+  /** Every batch appended (after scripted failures), in order. */
+  readonly batches: StreamChange[][] = [];
+  reads = 0;
+  /** Thrown by the next appends, one each, before anything is applied. */
+  readonly failNextAppends: Error[] = [];
+  /** Called before a batch is applied: a test can move streams on to make it conflict. */
+  beforeAppend: (changes: readonly StreamChange[]) => void = () => undefined;
+
+  readStreams(
+    streams: readonly { tenantId: string; streamId: string }[],
+  ): Promise<Map<string, StreamHistory>> {
+    this.reads += 1;
+    const found = new Map<string, StreamHistory>();
+    for (const { streamId } of streams) {
+      const stream = this.streams.get(streamId);
+      if (stream) {
+        found.set(streamId, {
+          events: [...stream.events],
+          idempotencyKeys: [...stream.idempotencyKeys],
+        });
+      }
+    }
+    return Promise.resolve(found);
+  }
+
+  append(changes: readonly StreamChange[]): Promise<Map<number, ChangeRefusal>> {
+    const failure = this.failNextAppends.shift();
+    if (failure) {
+      return Promise.reject(failure);
+    }
+    this.beforeAppend(changes);
+    this.batches.push([...changes]);
+    const refused = new Map<number, ChangeRefusal>();
+    changes.forEach((change, index) => {
+      const claimKey = change.claim ? messageKey(change.tenantId, change.claim) : null;
+      if (claimKey !== null && this.messageIds.has(claimKey)) {
+        refused.set(index, 'duplicate');
+        return;
+      }
+      const stream = this.streams.get(change.streamId) ?? { events: [], idempotencyKeys: [] };
+      if (stream.events.length !== change.expectedVersion) {
+        refused.set(index, 'conflict');
+        return;
+      }
+      stream.events.push(...change.events);
+      if (change.metadata.idempotencyKey !== undefined) {
+        stream.idempotencyKeys.push(change.metadata.idempotencyKey);
+      }
+      this.streams.set(change.streamId, stream);
+      this.views.set(change.streamId, change.after);
+      if (claimKey !== null && change.claim) {
+        this.messageIds.set(claimKey, { taskId: change.claim.taskId, digest: change.claim.digest });
+      }
+    });
+    return Promise.resolve(refused);
+  }
+
+  findMessageId(
+    tenantId: string,
+    claim: Omit<MessageIdClaim, 'digest'>,
+  ): Promise<{ taskId: string; digest: string | null } | null> {
+    return Promise.resolve(this.messageIds.get(messageKey(tenantId, claim)) ?? null);
+  }
+
+  /** Appends events to a stream behind the writer's back (another replica, the sweeper). */
+  appendBehind(streamId: string, events: TaskEvent[]): void {
+    const stream = this.streams.get(streamId) ?? { events: [], idempotencyKeys: [] };
+    stream.events.push(...events);
+    this.streams.set(streamId, stream);
+  }
+}
+
+function messageKey(tenantId: string, claim: Omit<MessageIdClaim, 'digest'>): string {
+  return JSON.stringify([tenantId, claim.agentId, claim.principalId, claim.messageId]);
+}
