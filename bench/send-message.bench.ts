@@ -325,22 +325,36 @@ function printPlatformDetail(results: RunResult[]): void {
   );
 }
 
+/** Busy time of other jobs above which a run's figures say more about the machine than about the servers. */
+const BUSY_MACHINE_PERCENT = 50;
+
 function printMachineLoad(results: RunResult[], options: Options): void {
-  const rows = results.flatMap(({ run, sides }) =>
+  let busyRuns = 0;
+  const rows = results.flatMap(({ run, sides, platform }) =>
     options.sides.flatMap((side) => {
       const m = sides.get(side);
       if (!m) {
         return [];
       }
-      const wall = m.load.elapsedMs / 1_000;
+      const percent = (cpuSeconds: number): number =>
+        (100 * cpuSeconds) / (m.load.elapsedMs / 1_000);
+      const postgres = side === 'platform' ? (platform?.postgresSeconds ?? null) : null;
+      const ours = m.cpuSeconds + m.clientCpuSeconds + (postgres ?? 0);
+      const other =
+        m.machineBusySeconds === null ? null : percent(Math.max(0, m.machineBusySeconds - ours));
+      if (other !== null && other > BUSY_MACHINE_PERCENT) {
+        busyRuns++;
+      }
       return [
         [
           runLabel(run),
           side,
           fmt(m.loadAverageBefore, 2),
-          fmt((100 * m.cpuSeconds) / wall, 0),
-          fmt((100 * m.clientCpuSeconds) / wall, 0),
-          fmt(m.machineBusySeconds === null ? null : (100 * m.machineBusySeconds) / wall, 0),
+          fmt(percent(m.cpuSeconds), 0),
+          fmt(postgres === null ? null : percent(postgres), 0),
+          fmt(percent(m.clientCpuSeconds), 0),
+          fmt(other, 0),
+          fmt(m.machineBusySeconds === null ? null : percent(m.machineBusySeconds), 0),
         ],
       ];
     }),
@@ -349,15 +363,30 @@ function printMachineLoad(results: RunResult[], options: Options): void {
   console.log('## CPU during each run (100 % = one core)');
   console.log(
     table(
-      ['run', 'side', 'load avg before', 'side %', 'bench client %', 'whole machine %'],
+      [
+        'run',
+        'side',
+        'load avg before',
+        'side %',
+        'PG backends %',
+        'bench client %',
+        'other %',
+        'whole machine %',
+      ],
       rows,
       [0, 1],
     ),
   );
   console.log(
-    `The machine has ${cpus().length} CPUs; the bench client runs on them too. "whole machine" includes Postgres,\n` +
-      'the kernel and any other job running at the time.',
+    `The machine has ${cpus().length} CPUs; the bench client runs on them too. "other": busy time of none of the\n` +
+      'columns before it: Postgres background processes, the kernel, any other job running at the time.',
   );
+  if (busyRuns > 0) {
+    console.log(
+      `WARNING: other work took more than ${BUSY_MACHINE_PERCENT} % of a core in ${busyRuns} of ${rows.length} ` +
+        'measurements: both sides were short of CPU, and the ratios are less reliable than on a quiet machine.',
+    );
+  }
 }
 
 function printErrors(results: RunResult[]): void {
