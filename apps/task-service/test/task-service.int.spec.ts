@@ -336,6 +336,32 @@ describe('task-service against real Postgres and gRPC', () => {
     w.disconnect();
   });
 
+  it('hands a released task to another worker at once, as the same attempt', async () => {
+    const draining = await worker();
+    const sent = taskOf(
+      await commands.call('sendMessage', alice, {
+        message: userMessage('hand me back'),
+        configuration: { returnImmediately: true },
+      }),
+    );
+    const job = await draining.nextAssignment();
+    const other = await worker();
+    draining.disconnect();
+    const version = await draining.release(job.taskId, job.leaseEpoch, 'worker shutting down');
+    const next = await other.nextAssignment(3_000);
+    expect(next.taskId).toBe(sent.id);
+    expect(next.leaseEpoch).toBe(job.leaseEpoch + 1);
+    expect(next.attempt).toBe(job.attempt);
+    // A second release of the old lease changes nothing.
+    expect(await draining.release(job.taskId, job.leaseEpoch)).toBe(version + 1);
+    const stale = await draining
+      .publishStatus(job.taskId, job.leaseEpoch, { state: 'TASK_STATE_COMPLETED' })
+      .catch((e: unknown) => e);
+    expect(workerErrorReason(stale)).toBe('LEASE_LOST');
+    await other.publishStatus(next.taskId, next.leaseEpoch, { state: 'TASK_STATE_COMPLETED' });
+    other.disconnect();
+  });
+
   it('counts the leases a reconnecting worker still runs against its capacity', async () => {
     const first = await worker();
     const sent = taskOf(

@@ -34,6 +34,7 @@ export type TaskCommand =
       cancelGraceMs: number;
       now: Date;
     }
+  | { type: 'ReleaseLease'; leaseEpoch: number; reason: string; now: Date }
   | { type: 'ExpireLease'; leaseEpoch: number; policy: LeasePolicy; messageId: string; now: Date }
   | { type: 'EnforceCancelDeadline'; now: Date };
 

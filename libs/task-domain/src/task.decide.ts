@@ -88,6 +88,28 @@ export function decide(command: TaskCommand, state: TaskAggregate): TaskEvent[] 
       }
       return [statusEvent({ state: 'TASK_STATE_CANCELED', timestamp: command.now.toISOString() })];
     }
+    case 'ReleaseLease': {
+      if (state.status === 'absent' || state.lease?.epoch !== command.leaseEpoch) {
+        // Released, expired or superseded already: nothing left to hand back.
+        return [];
+      }
+      const released: TaskEvent = {
+        type: 'TaskLeaseReleased',
+        data: {
+          leaseEpoch: state.lease.epoch,
+          workerId: state.lease.workerId,
+          reason: command.reason,
+        },
+      };
+      if (state.cancel) {
+        // Nobody will work on it again: the pending cancel ends it now.
+        return [
+          released,
+          statusEvent({ state: 'TASK_STATE_CANCELED', timestamp: command.now.toISOString() }),
+        ];
+      }
+      return [released];
+    }
     case 'ExpireLease': {
       if (state.status === 'absent' || state.lease?.epoch !== command.leaseEpoch) {
         return [];

@@ -844,3 +844,40 @@ describe('decideAll', () => {
     expect(after.status === 'present' && after.work).toBe('leased');
   });
 });
+
+describe('decide ReleaseLease', () => {
+  const release = (leaseEpoch: number): TaskCommand => ({
+    type: 'ReleaseLease',
+    leaseEpoch,
+    reason: 'worker shutting down',
+    now: NOW,
+  });
+  const released = (leaseEpoch: number): TaskEvent => ({
+    type: 'TaskLeaseReleased',
+    data: { leaseEpoch, workerId: 'wrk_1', reason: 'worker shutting down' },
+  });
+
+  it('queues the work again as the same attempt', () => {
+    const after = given(submitted, leaseGranted(1), statusUpdated('TASK_STATE_WORKING'))
+      .when(release(1))
+      .then([released(1)]);
+    expect(after.status === 'present' && [after.work, after.attempt, after.lease]).toEqual([
+      'queued',
+      1,
+      null,
+    ]);
+  });
+
+  it('changes nothing for a lease that is no longer current', () => {
+    given(submitted, leaseGranted(1), leaseExpired(1), leaseGranted(2, 2))
+      .when(release(1))
+      .then([]);
+    given().when(release(1)).then([]);
+  });
+
+  it('ends the task CANCELED when a cancel was pending', () => {
+    given(submitted, leaseGranted(1), cancelRequested(at(30_000)))
+      .when(release(1))
+      .then([released(1), statusUpdated('TASK_STATE_CANCELED')]);
+  });
+});

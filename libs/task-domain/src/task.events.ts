@@ -12,7 +12,8 @@ export type TaskEvent =
   | ArtifactChunkAppended
   | TaskCancelRequested
   | TaskLeaseGranted
-  | TaskLeaseExpired;
+  | TaskLeaseExpired
+  | TaskLeaseReleased;
 
 export type TaskEventType = TaskEvent['type'];
 
@@ -69,6 +70,12 @@ export interface TaskLeaseExpired {
   data: { leaseEpoch: number; workerId: string };
 }
 
+/** The worker handed the task back unfinished (it is draining); the work is queued again, same attempt. */
+export interface TaskLeaseReleased {
+  type: 'TaskLeaseReleased';
+  data: { leaseEpoch: number; workerId: string; reason: string };
+}
+
 /** Registered event type names; a name here is never changed. */
 export const TASK_EVENT_TYPES = [
   'TaskSubmitted',
@@ -79,6 +86,7 @@ export const TASK_EVENT_TYPES = [
   'TaskCancelRequested',
   'TaskLeaseGranted',
   'TaskLeaseExpired',
+  'TaskLeaseReleased',
 ] as const satisfies readonly TaskEventType[];
 
 /** Schema version of every event type written by this code. */

@@ -156,6 +156,12 @@ function applyToPresent(state: PresentTask, event: TaskEvent): PresentTask {
         lastLeaseEpoch: Math.max(state.lastLeaseEpoch, event.data.leaseEpoch),
         attempt: event.data.attempt,
       };
+    case 'TaskLeaseReleased':
+      if (state.lease?.epoch !== event.data.leaseEpoch) {
+        return state;
+      }
+      // Handed back, not failed: queued again as the same attempt.
+      return { ...state, lease: null, work: 'queued' };
     case 'TaskLeaseExpired':
       if (state.lease?.epoch !== event.data.leaseEpoch) {
         return state;

@@ -45,6 +45,7 @@ export function toStreamResponse(event: TaskEvent, ref: TaskRef): StreamResponse
     case 'TaskCancelRequested':
     case 'TaskLeaseGranted':
     case 'TaskLeaseExpired':
+    case 'TaskLeaseReleased':
       return null;
     default:
       // An event type written by newer code: nothing a client of this version can be shown.

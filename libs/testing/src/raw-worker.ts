@@ -146,6 +146,17 @@ export class RawWorker {
     return this.publish({ taskId, leaseEpoch, updateId, updates });
   }
 
+  /** Hands a leased task back (ReleaseLease); resolves with the task's version. */
+  release(taskId: string, leaseEpoch: number, reason = 'draining'): Promise<number> {
+    return new Promise((resolve, reject) => {
+      this.client.releaseLease(
+        { taskId, leaseEpoch, reason },
+        this.metadata(),
+        (error, response) => (error ? reject(error) : resolve(response.version)),
+      );
+    });
+  }
+
   /** Sends a request as it is, however malformed. */
   publish(request: workerPb.PublishUpdateRequest): Promise<number> {
     return new Promise((resolve, reject) => {

@@ -29,6 +29,8 @@ class FakePlatform {
   readonly hellos: { hello: workerPb.Hello; authorization: string }[] = [];
   readonly heartbeats: workerPb.LeaseRef[][] = [];
   readonly updates: ReceivedUpdate[] = [];
+  /** ReleaseLease calls, with whether a session was still open when each arrived. */
+  readonly releases: { request: workerPb.ReleaseLeaseRequest; sessionOpen: boolean }[] = [];
   /** Answers to the next PublishUpdate calls; success once empty. */
   readonly replies: Reply[] = [];
   private readonly sessions: ServerDuplexStream<
@@ -65,6 +67,14 @@ class FakePlatform {
         const trailers = new Metadata();
         trailers.set('x-error-reason', reply.reason);
         callback({ code: reply.code, details: reply.reason, metadata: trailers });
+      },
+      releaseLease: (
+        call: ServerUnaryCall<workerPb.ReleaseLeaseRequest, workerPb.ReleaseLeaseResponse>,
+        callback: sendUnaryData<workerPb.ReleaseLeaseResponse>,
+      ) => {
+        const sessionOpen = this.sessions.some((session) => !session.closed && !session.destroyed);
+        this.releases.push({ request: call.request, sessionOpen });
+        callback(null, { version: this.updates.length + 1 });
       },
     } satisfies workerPb.WorkerServiceServer);
     this.port = await new Promise<number>((resolve, reject) =>
@@ -381,6 +391,11 @@ describe('AgentWorker against a WorkerService', () => {
       'WORKER_SHUTDOWN',
     );
     expect(platform.statuses('t1')).toEqual(['WORKING']);
+    // Handed back after the session closed, so that it is not granted straight back to this worker.
+    expect(platform.releases.map((r) => r.request)).toEqual([
+      { taskId: 't1', leaseEpoch: 1, reason: 'worker shutting down' },
+    ]);
+    expect(platform.releases[0]?.sessionOpen).toBe(false);
   });
 
   it('fails fast when the platform refuses the credential', async () => {

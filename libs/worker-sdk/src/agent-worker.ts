@@ -35,6 +35,8 @@ export interface AgentWorkerOptions {
 
 /** How long to wait for `welcome` after `hello` before giving the session up. */
 const WELCOME_TIMEOUT_MS = 10_000;
+/** Longest wait for one `ReleaseLease` answer at shutdown. */
+const RELEASE_TIMEOUT_MS = 2_000;
 
 /** Status codes that mean the credential itself was refused. */
 const REFUSED: ReadonlySet<GrpcStatus> = new Set([
@@ -62,6 +64,8 @@ interface Running {
 export class AgentWorker {
   private currentState: WorkerState = 'INITIALIZED';
   private readonly channel: WorkerChannel;
+  /** Leases abandoned at shutdown, handed back once the session has closed. */
+  private readonly handBack: workerPb.LeaseRef[] = [];
   private readonly logger: WorkerLogger;
   private readonly identity: string;
   private readonly maxConcurrentTasks: number;
@@ -162,6 +166,9 @@ export class AgentWorker {
       ]);
       graceOver.abort();
       for (const { execution } of this.executions.values()) {
+        if (execution.holdsLease) {
+          this.handBack.push(execution.leaseRef());
+        }
         execution.abandon();
       }
     }
@@ -196,7 +203,35 @@ export class AgentWorker {
       }
     } finally {
       clearInterval(this.ticker);
+      // The session is closed, so the platform cannot grant these straight back to this worker.
+      await this.releaseLeases();
       this.channel.close();
+    }
+  }
+
+  /**
+   * Hands the tasks abandoned at shutdown back to the platform, which queues them for another worker at
+   * once. Best effort: a lease that could not be handed back expires as it would have without it.
+   */
+  private async releaseLeases(): Promise<void> {
+    const leases = this.handBack.splice(0);
+    await Promise.all(
+      leases.map(async (lease) => {
+        const result = await this.channel.release(
+          lease,
+          'worker shutting down',
+          RELEASE_TIMEOUT_MS,
+        );
+        if (!result.ok) {
+          this.logger.warn('could not hand a task back; its lease will expire', {
+            taskId: lease.taskId,
+            err: result.failure.message,
+          });
+        }
+      }),
+    );
+    if (leases.length > 0) {
+      this.logger.info('handed tasks back', { count: leases.length });
     }
   }
 

@@ -103,6 +103,19 @@ export class WorkerChannel implements UpdateSender {
     });
   }
 
+  /** Hands a lease back (`ReleaseLease`); resolves with the outcome, never rejects. */
+  release(lease: workerPb.LeaseRef, reason: string, timeoutMs: number): Promise<SendResult> {
+    return new Promise((resolve) => {
+      this.client.releaseLease(
+        { taskId: lease.taskId, leaseEpoch: lease.leaseEpoch, reason },
+        this.metadata(),
+        { deadline: Date.now() + timeoutMs },
+        (error: ServiceError | null) =>
+          resolve(error ? { ok: false, failure: toFailure(error) } : { ok: true }),
+      );
+    });
+  }
+
   close(): void {
     this.client.close();
   }

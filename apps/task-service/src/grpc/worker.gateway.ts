@@ -15,10 +15,11 @@ import {
 } from '@lib/a2a-protocol';
 import type { TaskServiceConfig } from '@lib/config';
 import { isTransientDatabaseError } from '@lib/event-store';
-import { decideAll, WorkerUpdateRejected, type WorkerUpdate } from '@lib/task-domain';
+import { decide, decideAll, WorkerUpdateRejected, type WorkerUpdate } from '@lib/task-domain';
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import { randomUUID } from 'node:crypto';
 import { AgentDirectory, type WorkerIdentity } from '../agent-directory';
+import { Clock } from '../clock';
 import { Dispatcher } from '../dispatch/dispatcher';
 import { WorkQueue } from '../dispatch/work-queue';
 import { WorkerSession } from '../dispatch/worker-session';
@@ -58,6 +59,7 @@ export class WorkerGateway {
     private readonly tasks: TaskRepository,
     private readonly agents: AgentDirectory,
     private readonly dispatcher: Dispatcher,
+    private readonly clock: Clock,
     @Inject(TASK_SERVICE_CONFIG) private readonly config: TaskServiceConfig,
   ) {}
 
@@ -76,6 +78,15 @@ export class WorkerGateway {
         callback: sendUnaryData<workerPb.PublishUpdateResponse>,
       ) => {
         this.applyUpdate(call.request, call.metadata).then(
+          (version) => callback(null, { version }),
+          (error: unknown) => callback(this.toGrpcError(error)),
+        );
+      },
+      releaseLease: (
+        call: ServerUnaryCall<workerPb.ReleaseLeaseRequest, workerPb.ReleaseLeaseResponse>,
+        callback: sendUnaryData<workerPb.ReleaseLeaseResponse>,
+      ) => {
+        this.releaseLease(call.request, call.metadata).then(
           (version) => callback(null, { version }),
           (error: unknown) => callback(this.toGrpcError(error)),
         );
@@ -232,7 +243,7 @@ export class WorkerGateway {
     if (!identity) {
       throw grpcError(GrpcStatus.UNAUTHENTICATED, 'UNAUTHENTICATED', 'invalid worker credential');
     }
-    const now = new Date();
+    const now = this.clock.now();
     const commands = toWorkerUpdates(request).map((update) => ({
       type: 'ApplyWorkerUpdate' as const,
       leaseEpoch: request.leaseEpoch,
@@ -262,6 +273,40 @@ export class WorkerGateway {
       if (session) {
         this.dispatcher.released(session, request.taskId);
       }
+    }
+    return after.version;
+  }
+
+  /** A draining worker hands a task back: queued again at once, for another worker. */
+  private async releaseLease(
+    request: workerPb.ReleaseLeaseRequest,
+    metadata: Metadata,
+  ): Promise<number> {
+    const identity = await this.authenticate(metadata);
+    if (!identity) {
+      throw grpcError(GrpcStatus.UNAUTHENTICATED, 'UNAUTHENTICATED', 'invalid worker credential');
+    }
+    const workerId = String(metadata.get('x-worker-id')[0] ?? identity.credentialId);
+    const command = {
+      type: 'ReleaseLease' as const,
+      leaseEpoch: request.leaseEpoch,
+      reason: request.reason.slice(0, 500) || 'released by the worker',
+      now: this.clock.now(),
+    };
+    const { after } = await this.tasks.execute(
+      identity.tenantId,
+      request.taskId,
+      (state) => {
+        if (state.status === 'present' && state.agentId !== identity.agentId) {
+          throw new WorkerUpdateRejected('LEASE_LOST', 'the task belongs to another agent');
+        }
+        return decide(command, state);
+      },
+      { actor: { kind: 'agent-worker', id: workerId }, binding: 'worker' },
+    );
+    const session = this.sessionsById.get(workerId);
+    if (session) {
+      this.dispatcher.released(session, request.taskId);
     }
     return after.version;
   }

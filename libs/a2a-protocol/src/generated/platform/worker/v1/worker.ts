@@ -143,6 +143,18 @@ export interface PublishUpdateResponse {
   version: number;
 }
 
+export interface ReleaseLeaseRequest {
+  taskId: string;
+  leaseEpoch: number;
+  /** Why the worker hands the task back, for operators (e.g. "worker shutting down"). */
+  reason: string;
+}
+
+export interface ReleaseLeaseResponse {
+  /** The task's generation (stream version) after the release. */
+  version: number;
+}
+
 function createBaseWorkerMessage(): WorkerMessage {
   return { hello: undefined, heartbeat: undefined };
 }
@@ -1445,6 +1457,156 @@ export const PublishUpdateResponse: MessageFns<PublishUpdateResponse> = {
   },
 };
 
+function createBaseReleaseLeaseRequest(): ReleaseLeaseRequest {
+  return { taskId: "", leaseEpoch: 0, reason: "" };
+}
+
+export const ReleaseLeaseRequest: MessageFns<ReleaseLeaseRequest> = {
+  encode(message: ReleaseLeaseRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.taskId !== "") {
+      writer.uint32(10).string(message.taskId);
+    }
+    if (message.leaseEpoch !== 0) {
+      writer.uint32(16).int64(message.leaseEpoch);
+    }
+    if (message.reason !== "") {
+      writer.uint32(26).string(message.reason);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): ReleaseLeaseRequest {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const end = length === undefined ? reader.len : reader.pos + length;
+    const message = createBaseReleaseLeaseRequest();
+    while (reader.pos < end) {
+      const tag = reader.uint32();
+      switch (tag >>> 3) {
+        case 1: {
+          if (tag !== 10) {
+            break;
+          }
+
+          message.taskId = reader.string();
+          continue;
+        }
+        case 2: {
+          if (tag !== 16) {
+            break;
+          }
+
+          message.leaseEpoch = longToNumber(reader.int64());
+          continue;
+        }
+        case 3: {
+          if (tag !== 26) {
+            break;
+          }
+
+          message.reason = reader.string();
+          continue;
+        }
+      }
+      if ((tag & 7) === 4 || tag === 0) {
+        break;
+      }
+      reader.skip(tag & 7);
+    }
+    return message;
+  },
+
+  fromJSON(object: any): ReleaseLeaseRequest {
+    return {
+      taskId: isSet(object.taskId) ? globalThis.String(object.taskId) : "",
+      leaseEpoch: isSet(object.leaseEpoch) ? globalThis.Number(object.leaseEpoch) : 0,
+      reason: isSet(object.reason) ? globalThis.String(object.reason) : "",
+    };
+  },
+
+  toJSON(message: ReleaseLeaseRequest): unknown {
+    const obj: any = {};
+    if (message.taskId !== "") {
+      obj.taskId = message.taskId;
+    }
+    if (message.leaseEpoch !== 0) {
+      obj.leaseEpoch = Math.round(message.leaseEpoch);
+    }
+    if (message.reason !== "") {
+      obj.reason = message.reason;
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<ReleaseLeaseRequest>, I>>(base?: I): ReleaseLeaseRequest {
+    return ReleaseLeaseRequest.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<ReleaseLeaseRequest>, I>>(object: I): ReleaseLeaseRequest {
+    const message = createBaseReleaseLeaseRequest();
+    message.taskId = object.taskId ?? "";
+    message.leaseEpoch = object.leaseEpoch ?? 0;
+    message.reason = object.reason ?? "";
+    return message;
+  },
+};
+
+function createBaseReleaseLeaseResponse(): ReleaseLeaseResponse {
+  return { version: 0 };
+}
+
+export const ReleaseLeaseResponse: MessageFns<ReleaseLeaseResponse> = {
+  encode(message: ReleaseLeaseResponse, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.version !== 0) {
+      writer.uint32(8).int64(message.version);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): ReleaseLeaseResponse {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const end = length === undefined ? reader.len : reader.pos + length;
+    const message = createBaseReleaseLeaseResponse();
+    while (reader.pos < end) {
+      const tag = reader.uint32();
+      switch (tag >>> 3) {
+        case 1: {
+          if (tag !== 8) {
+            break;
+          }
+
+          message.version = longToNumber(reader.int64());
+          continue;
+        }
+      }
+      if ((tag & 7) === 4 || tag === 0) {
+        break;
+      }
+      reader.skip(tag & 7);
+    }
+    return message;
+  },
+
+  fromJSON(object: any): ReleaseLeaseResponse {
+    return { version: isSet(object.version) ? globalThis.Number(object.version) : 0 };
+  },
+
+  toJSON(message: ReleaseLeaseResponse): unknown {
+    const obj: any = {};
+    if (message.version !== 0) {
+      obj.version = Math.round(message.version);
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<ReleaseLeaseResponse>, I>>(base?: I): ReleaseLeaseResponse {
+    return ReleaseLeaseResponse.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<ReleaseLeaseResponse>, I>>(object: I): ReleaseLeaseResponse {
+    const message = createBaseReleaseLeaseResponse();
+    message.version = object.version ?? 0;
+    return message;
+  },
+};
+
 export type WorkerServiceService = typeof WorkerServiceService;
 export const WorkerServiceService = {
   /**
@@ -1476,6 +1638,22 @@ export const WorkerServiceService = {
       Buffer.from(PublishUpdateResponse.encode(value).finish()),
     responseDeserialize: (value: Buffer): PublishUpdateResponse => PublishUpdateResponse.decode(value),
   },
+  /**
+   * Hands a leased task back without finishing it (a draining worker): the work is queued again at once for
+   * another worker, as the same attempt (a hand-back is not a failure). A lease that is no longer current
+   * changes nothing (the answer is the task's version). Close the session first, so that the task is not
+   * granted straight back to this worker.
+   */
+  releaseLease: {
+    path: "/platform.worker.v1.WorkerService/ReleaseLease",
+    requestStream: false,
+    responseStream: false,
+    requestSerialize: (value: ReleaseLeaseRequest): Buffer => Buffer.from(ReleaseLeaseRequest.encode(value).finish()),
+    requestDeserialize: (value: Buffer): ReleaseLeaseRequest => ReleaseLeaseRequest.decode(value),
+    responseSerialize: (value: ReleaseLeaseResponse): Buffer =>
+      Buffer.from(ReleaseLeaseResponse.encode(value).finish()),
+    responseDeserialize: (value: Buffer): ReleaseLeaseResponse => ReleaseLeaseResponse.decode(value),
+  },
 } as const;
 
 export interface WorkerServiceServer extends UntypedServiceImplementation {
@@ -1491,6 +1669,13 @@ export interface WorkerServiceServer extends UntypedServiceImplementation {
    * (fencing); INVALID_ARGUMENT with `x-error-reason` INVALID_TRANSITION or INVALID_UPDATE for a bad update.
    */
   publishUpdate: handleUnaryCall<PublishUpdateRequest, PublishUpdateResponse>;
+  /**
+   * Hands a leased task back without finishing it (a draining worker): the work is queued again at once for
+   * another worker, as the same attempt (a hand-back is not a failure). A lease that is no longer current
+   * changes nothing (the answer is the task's version). Close the session first, so that the task is not
+   * granted straight back to this worker.
+   */
+  releaseLease: handleUnaryCall<ReleaseLeaseRequest, ReleaseLeaseResponse>;
 }
 
 export interface WorkerServiceClient extends Client {
@@ -1521,6 +1706,27 @@ export interface WorkerServiceClient extends Client {
     metadata: Metadata,
     options: Partial<CallOptions>,
     callback: (error: ServiceError | null, response: PublishUpdateResponse) => void,
+  ): ClientUnaryCall;
+  /**
+   * Hands a leased task back without finishing it (a draining worker): the work is queued again at once for
+   * another worker, as the same attempt (a hand-back is not a failure). A lease that is no longer current
+   * changes nothing (the answer is the task's version). Close the session first, so that the task is not
+   * granted straight back to this worker.
+   */
+  releaseLease(
+    request: ReleaseLeaseRequest,
+    callback: (error: ServiceError | null, response: ReleaseLeaseResponse) => void,
+  ): ClientUnaryCall;
+  releaseLease(
+    request: ReleaseLeaseRequest,
+    metadata: Metadata,
+    callback: (error: ServiceError | null, response: ReleaseLeaseResponse) => void,
+  ): ClientUnaryCall;
+  releaseLease(
+    request: ReleaseLeaseRequest,
+    metadata: Metadata,
+    options: Partial<CallOptions>,
+    callback: (error: ServiceError | null, response: ReleaseLeaseResponse) => void,
   ): ClientUnaryCall;
 }
 
