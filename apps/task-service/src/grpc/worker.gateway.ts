@@ -220,9 +220,10 @@ export class WorkerGateway {
       this.failedRenewals = 0;
     }
     for (const lease of leases) {
-      if (renewed.has(lease.taskId)) {
-        session.inflight.set(lease.taskId, lease.leaseEpoch);
-      } else {
+      // A lease that ended while this renewal ran (the task finished, a release) is no longer counted: it
+      // must not come back into the session's capacity, nor be reported lost to a worker that is done.
+      const counted = session.inflight.get(lease.taskId) === lease.leaseEpoch;
+      if (!renewed.has(lease.taskId) && counted) {
         session.send({
           leaseRevoked: {
             taskId: lease.taskId,
