@@ -24,6 +24,9 @@ DECLARE
   written integer[];
 BEGIN
   -- 1. SendMessage idempotency: a messageId another transaction holds (committed or not: we wait) is a repeat.
+  --    (Statements with nothing to do are skipped: each one costs a parse of its list and a plan.)
+  duplicate := '{}';
+  IF jsonb_array_length(batch -> 'claims') > 0 THEN
   WITH c AS (
     SELECT * FROM jsonb_to_recordset(batch -> 'claims')
       AS x(i integer, t text, a text, p text, m text, k text, d text)
@@ -38,6 +41,7 @@ BEGIN
      SELECT 1 FROM claimed
       WHERE (claimed.tenant_id, claimed.agent_id, claimed.principal_id, claimed.message_id)
           = (c.t, c.a, c.p, c.m));
+  END IF;
 
   -- 2. The per-stream guards. A transaction older than the one that wrote a stream's last event must not
   --    append after it (the relay publishes in transaction-id order): that counts as a conflict too.
@@ -65,10 +69,13 @@ BEGIN
       OR EXISTS (SELECT 1 FROM moved WHERE (moved.tenant_id, moved.stream_id) = (s.t, s.s));
 
   -- 3. A messageId claimed for a stream that conflicted is given back (the retry claims it again).
-  DELETE FROM ops.message_ids mi
-   USING jsonb_to_recordset(batch -> 'claims') AS c(i integer, t text, a text, p text, m text)
-   WHERE NOT (c.i = ANY (written)) AND NOT (c.i = ANY (duplicate))
-     AND (mi.tenant_id, mi.agent_id, mi.principal_id, mi.message_id) = (c.t, c.a, c.p, c.m);
+  IF cardinality(written) + cardinality(duplicate) < jsonb_array_length(batch -> 'streams')
+     AND jsonb_array_length(batch -> 'claims') > 0 THEN
+    DELETE FROM ops.message_ids mi
+     USING jsonb_to_recordset(batch -> 'claims') AS c(i integer, t text, a text, p text, m text)
+     WHERE NOT (c.i = ANY (written)) AND NOT (c.i = ANY (duplicate))
+       AND (mi.tenant_id, mi.agent_id, mi.principal_id, mi.message_id) = (c.t, c.a, c.p, c.m);
+  END IF;
 
   -- 4. The events, in stream order within each stream.
   INSERT INTO events.messages
@@ -97,10 +104,13 @@ BEGIN
 
   -- 6. The work queue: a row while the task is queued or leased, none otherwise. Heartbeats extend
   --    lease_expires_at outside the log, so an unchanged epoch keeps the renewed expiry.
-  DELETE FROM ops.task_work tw
-   USING jsonb_to_recordset(batch -> 'work') AS w(i integer, task_id text, status text)
-    JOIN jsonb_to_recordset(batch -> 'streams') AS s(i integer, t text) ON s.i = w.i
-   WHERE w.i = ANY (written) AND w.status = 'idle' AND tw.tenant_id = s.t AND tw.task_id = w.task_id;
+  IF jsonb_path_exists(batch, '$.work[*] ? (@.status == "idle")') THEN
+    DELETE FROM ops.task_work tw
+     USING jsonb_to_recordset(batch -> 'work') AS w(i integer, task_id text, status text)
+      JOIN jsonb_to_recordset(batch -> 'streams') AS s(i integer, t text) ON s.i = w.i
+     WHERE w.i = ANY (written) AND w.status = 'idle' AND tw.tenant_id = s.t AND tw.task_id = w.task_id;
+  END IF;
+  IF jsonb_path_exists(batch, '$.work[*] ? (@.status != "idle")') THEN
   INSERT INTO ops.task_work
     (tenant_id, task_id, agent_id, status, queued_at, attempt, lease_epoch, worker_id, lease_expires_at,
      cancel_deadline)
@@ -122,12 +132,16 @@ BEGIN
     lease_expires_at = CASE WHEN task_work.lease_epoch IS NOT DISTINCT FROM EXCLUDED.lease_epoch
                             THEN task_work.lease_expires_at ELSE EXCLUDED.lease_expires_at END,
     cancel_deadline = EXCLUDED.cancel_deadline;
+  END IF;
 
   -- 7. Notices, sent at commit.
   PERFORM pg_notify(batch ->> 'channel', n.n)
      FROM jsonb_to_recordset(batch -> 'notices') AS n(i integer, n text)
     WHERE n.i = ANY (written);
 
+  IF cardinality(written) = jsonb_array_length(batch -> 'streams') THEN
+    RETURN;
+  END IF;
   RETURN QUERY
     SELECT s.i, CASE WHEN s.i = ANY (duplicate) THEN 'duplicate' ELSE 'conflict' END
       FROM jsonb_to_recordset(batch -> 'streams') AS s(i integer)
