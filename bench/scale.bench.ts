@@ -16,8 +16,8 @@
  * after a warm-up of every scenario, and the platform process's RSS while the load runs and when idle before and
  * after it. After seeding (and before measuring) it runs VACUUM ANALYZE and CHECKPOINT, so that the measurement
  * meets a settled database, as autovacuum and the checkpointer leave it, not the seeding's background work. Options: `--small N` (default 10000), `--large N`
- * (1000000), `--seconds N` per scenario (15), `--warmup N` seconds per scenario (5), `--concurrency N` (8),
- * `--batch N` tasks per seeding transaction (20000).
+ * (1000000), `--seconds N` per scenario (15, spread over `--rounds N` rounds of every scenario in turn, 3),
+ * `--warmup N` seconds per scenario (5), `--concurrency N` (4), `--batch N` tasks per seeding transaction (20000).
  */
 import { encodeListPageToken } from '@lib/a2a-protocol';
 import { createTestDatabase, sleep, startStandalone, type TestDatabase } from '@lib/testing';
@@ -26,6 +26,7 @@ import { randomUUID } from 'node:crypto';
 import { loadavg } from 'node:os';
 import { performance } from 'node:perf_hooks';
 import type { Pool } from 'pg';
+import { listTasksStatement } from '../apps/task-service/src/queries/list-tasks.sql';
 import { fmt, percentile, printMachine, table } from './support/figures';
 import { rssMiB } from './support/proc-stats';
 import { captureTemplate, seedTasks, type SeedPlan } from './support/seed-tasks';
@@ -36,6 +37,7 @@ interface Options {
   seconds: number;
   warmupSeconds: number;
   concurrency: number;
+  rounds: number;
   batch: number;
 }
 
@@ -65,7 +67,8 @@ function parseOptions(argv: string[]): Options {
     large: 1_000_000,
     seconds: 15,
     warmupSeconds: 5,
-    concurrency: 8,
+    concurrency: 4,
+    rounds: 3,
     batch: 20_000,
   };
   const flags: Record<string, keyof Options> = {
@@ -74,6 +77,7 @@ function parseOptions(argv: string[]): Options {
     '--seconds': 'seconds',
     '--warmup': 'warmupSeconds',
     '--concurrency': 'concurrency',
+    '--rounds': 'rounds',
     '--batch': 'batch',
   };
   for (let i = 0; i < argv.length; i += 2) {
@@ -236,6 +240,17 @@ async function measure(
   };
 }
 
+function merged(a: Measured, b: Measured): Measured {
+  const errors = new Map(a.errors);
+  b.errors.forEach((n, what) => errors.set(what, (errors.get(what) ?? 0) + n));
+  return {
+    requests: a.requests + b.requests,
+    errors,
+    elapsedMs: a.elapsedMs + b.elapsedMs,
+    latenciesMs: [...a.latenciesMs, ...b.latenciesMs].sort((x, y) => x - y),
+  };
+}
+
 /** VmRSS two idle seconds after the load stopped (MiB): frozen at whatever point of its GC cycle it was. */
 async function settledRss(pid: number): Promise<number> {
   await sleep(2_000);
@@ -275,15 +290,21 @@ async function measureSize(
       rssDuring.push(rss);
     }
   }, 250);
-  for (const scenario of SCENARIOS) {
-    const measured = await measure(
-      url,
-      scenario,
-      sample,
-      options.concurrency,
-      options.seconds * 1_000,
-    );
-    results.set(scenario, measured);
+  // Rounds of every scenario in turn, so that a burst of load from elsewhere on the machine falls on all of them.
+  for (let round = 0; round < options.rounds; round++) {
+    for (const scenario of SCENARIOS) {
+      const measured = await measure(
+        url,
+        scenario,
+        sample,
+        options.concurrency,
+        (options.seconds * 1_000) / options.rounds,
+      );
+      const sofar = results.get(scenario);
+      results.set(scenario, sofar ? merged(sofar, measured) : measured);
+    }
+  }
+  for (const [scenario, measured] of results) {
     console.log(
       `${tasks} tasks, ${scenario}: ${measured.requests} ok, ${[...measured.errors.values()].reduce((a, b) => a + b, 0)} errors, p99 ${fmt(percentile(measured.latenciesMs, 99), 2)} ms`,
     );
@@ -319,6 +340,77 @@ async function tableSizes(pool: Pool): Promise<string> {
     ['table', 'rows (estimate)', 'size with indexes'],
     result.rows.map((r) => [r.name, r.rows, r.size]),
     [0],
+  );
+}
+
+interface PlanNode {
+  'Node Type': string;
+  'Relation Name'?: string;
+  'Index Name'?: string;
+  'Actual Rows': number;
+  'Actual Loops': number;
+  'Shared Hit Blocks'?: number;
+  'Shared Read Blocks'?: number;
+  Plans?: PlanNode[];
+}
+
+function planNodes(plan: PlanNode): PlanNode[] {
+  return [plan, ...(plan.Plans ?? []).flatMap(planNodes)];
+}
+
+/**
+ * The statement behind each scenario (GetTask's as in TaskViews.find, ListTasks' from listTasksStatement),
+ * under EXPLAIN (ANALYZE, BUFFERS) five times at random picks: the server time, and what it read.
+ */
+async function explainScenarios(pool: Pool, sample: readonly Sampled[]): Promise<string> {
+  const ctx = { tenantId: TENANT, agentId: AGENT, principalId: PRINCIPAL, binding: 'JSONRPC' };
+  const rows: string[][] = [];
+  for (const scenario of SCENARIOS) {
+    const times: number[] = [];
+    let last: PlanNode | null = null;
+    let buffers = 0;
+    for (let i = 0; i < 5; i++) {
+      const { method, params } = request(scenario, sample);
+      const statement =
+        method === 'GetTask'
+          ? {
+              text: `SELECT task, state, version FROM read.task_view
+                      WHERE tenant_id = $1 AND task_id = $2 AND agent_id = $3 AND owner_id = $4`,
+              values: [TENANT, (params as { id: string }).id, AGENT, PRINCIPAL],
+            }
+          : listTasksStatement(ctx, params as Parameters<typeof listTasksStatement>[1]);
+      const result = await pool.query<{
+        'QUERY PLAN': [{ Plan: PlanNode; 'Execution Time': number }];
+      }>(`EXPLAIN (ANALYZE, BUFFERS, FORMAT JSON) ${statement.text}`, statement.values);
+      const explained = result.rows[0]?.['QUERY PLAN'][0];
+      if (explained) {
+        times.push(explained['Execution Time']);
+        last = explained.Plan;
+        buffers = (last['Shared Hit Blocks'] ?? 0) + (last['Shared Read Blocks'] ?? 0);
+      }
+    }
+    const scans = last
+      ? planNodes(last)
+          .filter((n) => n['Relation Name'])
+          .map(
+            (n) =>
+              `${n['Node Type']} ${n['Index Name'] ?? n['Relation Name'] ?? ''} (${n['Actual Rows'] * n['Actual Loops']} rows)`,
+          )
+          .join(' + ')
+      : '-';
+    times.sort((a, b) => a - b);
+    rows.push([
+      scenario,
+      fmt(percentile(times, 50), 3),
+      fmt(times.at(-1), 3),
+      String(buffers),
+      scans,
+    ]);
+  }
+  return table(
+    ['scenario', 'median ms', 'max ms', 'buffers (last)', 'what it reads (last run)'],
+    rows,
+    [0, 4],
   );
 }
 
@@ -441,9 +533,11 @@ function report(small: SizeResult, large: SizeResult, options: Options): boolean
     ),
   );
   const signed = (x: number): string => `${x >= 0 ? '+' : ''}${fmt(100 * x)} %`;
+  const perTask = ((median(large) - median(small)) * 1024 * 1024) / (large.tasks - small.tasks);
   console.log(
     `median during the load, ${l} vs ${s} tasks: ${signed(growth)} (target within ±${100 * RSS_TARGET} %); ` +
-      `idle after the ${l}-task load vs idle before the ${s}-task load: ${signed(idleGrowth)}`,
+      `idle after the ${l}-task load vs idle before the ${s}-task load: ${signed(idleGrowth)}; ` +
+      `per task added: ${fmt(perTask, 1)} bytes`,
   );
   console.log(
     'RSS is sampled every 250 ms while the scenarios run; an idle value is read 2 s after the load stops and\n' +
@@ -458,7 +552,7 @@ async function main(): Promise<number> {
   const options = parseOptions(process.argv.slice(2));
   console.log('# GetTask and ListTasks at scale (standalone platform, JSON-RPC, loopback)');
   console.log(
-    `sizes: ${options.small} and ${options.large} tasks of one caller; ${options.seconds} s per scenario at concurrency ${options.concurrency}; warm-up ${options.warmupSeconds} s per scenario and size`,
+    `sizes: ${options.small} and ${options.large} tasks of one caller; ${options.seconds} s per scenario (in ${options.rounds} rounds) at concurrency ${options.concurrency}; warm-up ${options.warmupSeconds} s per scenario and size`,
   );
   let db: TestDatabase | null = null;
   let platform: Awaited<ReturnType<typeof startStandalone>> | null = null;
@@ -506,11 +600,23 @@ async function main(): Promise<number> {
 
     await seed(0, options.small);
     const small = await measureSize(db.pool, url, pid, options.small, options);
+    const smallPlans = await explainScenarios(db.pool, await sampleTasks(db.pool));
     await seed(options.small, options.large);
     console.log('');
     console.log(await tableSizes(db.pool));
     console.log('');
     const large = await measureSize(db.pool, url, pid, options.large, options);
+    const largePlans = await explainScenarios(db.pool, await sampleTasks(db.pool));
+    for (const [tasks, plans] of [
+      [options.small, smallPlans],
+      [options.large, largePlans],
+    ] as const) {
+      console.log('');
+      console.log(
+        `## Postgres side at ${tasks.toLocaleString('en-US')} tasks: EXPLAIN (ANALYZE, BUFFERS) of each scenario's statement, 5 random picks`,
+      );
+      console.log(plans);
+    }
     const ok = report(small, large, options);
     console.log(`uptime at end: ${uptime()}`);
     for (const [label, result] of [
