@@ -1,6 +1,22 @@
 /**
- * Live fan-out mechanisms compared: what wakes the ingress replicas when a task's stream moves
- * (`npm run build && node dist/bench/fanout.bench.js`; DESIGN.md "Live updates across replicas",
+ * Live fan-out, two scenarios (docs/benchmarks.md "Live fan-out").
+ *
+ * `node dist/bench/fanout.bench.js subscribers [options]` (ADR 0008): many SSE subscribers on one ingress
+ * replica, sharing one log read per task. A throw-away database with the demo tenant, one task-service and
+ * one ingress process from `dist/`; `--tasks` countdown tasks wait (no worker yet); the ingress's RSS, the
+ * database's commits/s and tuples returned/s and the CPU of the ingress and its Postgres backends with no
+ * subscriber, then with `--subscribers` SubscribeToTask streams (JSON-RPC SSE, one raw `http.request` per
+ * stream, keep-alive off) open and idle; then a countdown worker runs every task and the bench takes, for
+ * every event every stream receives, receive time − `events.messages.recorded_at` (the insert, just before
+ * the commit) and receive time − the task notice at the bench's own LISTEN connection (≈ the commit). Every
+ * stream is checked against the log (exactly the client-visible generations after its snapshot, in order,
+ * ending with the task's last status). Raises its own `ulimit -n` (re-running itself under `sh -c ulimit`)
+ * when the hard limit allows. Options: `--subscribers N` (10000), `--tasks N` (100), `--opening N` (200
+ * waiting for a snapshot at once), `--idle-seconds N` (10), `--count N` (5 steps), `--step-ms N` (2000, ±20 %
+ * per task), `--logs`. Needs only Postgres.
+ *
+ * Default (no scenario): the mechanisms compared, i.e. what wakes the ingress replicas when a task's stream
+ * moves (`npm run build && node dist/bench/fanout.bench.js`; DESIGN.md "Live updates across replicas",
  * docs/adr/0005-live-fan-out-mechanism.md).
  *
  * Three candidates, each with 1 publisher (this process) and `--listeners` (4) listening connections, each in
@@ -43,10 +59,12 @@ import {
   appendToStream,
   createPool,
   NOTICE_CHANNEL,
+  NoticeListener,
   parseNotice,
   type Notice,
 } from '@lib/event-store';
 import { TASK_EVENT_SCHEMA_VERSION, taskStreamId, type TaskEvent } from '@lib/task-domain';
+import { seedTenant } from '@lib/tenancy';
 import {
   createTestDatabase,
   KAFKA_VERSION,
@@ -54,19 +72,31 @@ import {
   PlatformProcess,
   repoRoot,
   sleep,
+  startAgentWorker,
+  startIngress,
+  startTaskService,
   uniqueTopic,
   type TestDatabase,
 } from '@lib/testing';
+import { AGENT_PROFILES } from '@lib/worker-sdk';
 import { Kafka, logLevel, Partitioners, type Producer } from 'kafkajs';
-import { fork, type ChildProcess } from 'node:child_process';
+import { fork, spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes, randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
+import { Agent as HttpAgent, request as httpRequest } from 'node:http';
 import { loadavg } from 'node:os';
 import { join } from 'node:path';
+import { monitorEventLoopDelay, performance } from 'node:perf_hooks';
 import { Client, Pool, type PoolClient } from 'pg';
 import { createClient } from 'redis';
 import { ascending, fmt, percentile, printMachine, table } from './support/figures';
-import { CLOCK_TICKS, processTicks } from './support/proc-stats';
+import {
+  CLOCK_TICKS,
+  machineBusyTicks,
+  processTicks,
+  rssMiB,
+  ticksByPid,
+} from './support/proc-stats';
 
 type Mechanism = 'notify' | 'redis' | 'kafka';
 
@@ -1596,13 +1626,932 @@ async function main(): Promise<number> {
   }
 }
 
+// ---------------------------------------------------------------------------------------------------------
+// Scenario `subscribers`: many SSE subscribers on one ingress replica (ADR 0008, the shared per-task reads).
+
+interface SubscriberOptions {
+  subscribers: number;
+  tasks: number;
+  opening: number;
+  idleSeconds: number;
+  count: number;
+  stepMs: number;
+  logs: boolean;
+}
+
+const SUBSCRIBERS_SCENARIO = 'subscribers';
+/** Set by the bench itself when it re-ran itself under a raised `ulimit -n` (never re-run twice). */
+const RAISED_LIMIT_FLAG = '--raised-file-limit';
+const SSE_TENANT = 'demo';
+const SSE_API_KEY = 'demo-key';
+const SSE_AGENT = 'countdown';
+const SSE_WORKER_SECRET = 'bench-fanout-worker-secret';
+/** Application names of the platform processes' connections, to tell their backends apart. */
+const SSE_INGRESS_APP = 'bench-ingress';
+const SSE_TASK_SERVICE_APP = 'bench-task-service';
+/** File descriptors the bench needs besides one per subscriber (the ingress needs as many: it inherits). */
+const SPARE_FILES = 1_000;
+/** How long one stream may wait for its snapshot before it counts as failed to open. */
+const SSE_OPEN_TIMEOUT_MS = 60_000;
+/**
+ * Wait before an idle window's first sample: Postgres 15 backends report their transaction counts to
+ * pg_stat_database up to ~10 s late when they go idle (PGSTAT_IDLE_INTERVAL), so the commits of the opening
+ * would otherwise show up as idle ones.
+ */
+const PG_STATS_LAG_MS = 12_000;
+
+function parseSubscriberOptions(argv: string[]): SubscriberOptions {
+  const options: SubscriberOptions = {
+    subscribers: 10_000,
+    tasks: 100,
+    opening: 200,
+    idleSeconds: 10,
+    count: 5,
+    stepMs: 2_000,
+    logs: false,
+  };
+  const known =
+    '--subscribers N, --tasks N, --opening N, --idle-seconds N, --count N (1..100), --step-ms N (10..10000), --logs';
+  for (let i = 0; i < argv.length; i++) {
+    const flag = argv[i] ?? '';
+    const value = argv[i + 1];
+    const integer = (min: number, max: number): number => {
+      const n = Number(value);
+      if (!Number.isInteger(n) || n < min || n > max) {
+        throw new Error(`${flag} needs an integer in ${min}..${max}, got ${String(value)}`);
+      }
+      i++;
+      return n;
+    };
+    switch (flag) {
+      case '--subscribers':
+        options.subscribers = integer(1, 50_000);
+        break;
+      case '--tasks':
+        options.tasks = integer(1, 1_000);
+        break;
+      case '--opening':
+        options.opening = integer(1, 2_000);
+        break;
+      case '--idle-seconds':
+        options.idleSeconds = integer(1, 300);
+        break;
+      case '--count':
+        // The countdown agent clamps N to 1..100 (apps/agents/src/countdown.agent.ts).
+        options.count = integer(1, 100);
+        break;
+      case '--step-ms':
+        options.stepMs = integer(10, 10_000);
+        break;
+      case '--logs':
+        options.logs = true;
+        break;
+      case RAISED_LIMIT_FLAG:
+        break;
+      default:
+        throw new Error(`unknown argument ${flag} (known: ${known})`);
+    }
+  }
+  if (options.tasks > options.subscribers) {
+    throw new Error(`--tasks (${options.tasks}) must not exceed --subscribers`);
+  }
+  return options;
+}
+
+/** The soft and hard limits on open files of this process (Linux /proc); null off Linux. */
+function openFileLimits(): { soft: number; hard: number } | null {
+  try {
+    const line = readFileSync('/proc/self/limits', 'utf8')
+      .split('\n')
+      .find((l) => l.startsWith('Max open files'));
+    const [soft, hard] = (line ?? '').replace('Max open files', '').trim().split(/\s+/);
+    const parse = (v: string | undefined): number =>
+      v === 'unlimited' ? Number.MAX_SAFE_INTEGER : Number(v);
+    return line ? { soft: parse(soft), hard: parse(hard) } : null;
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * Node cannot raise its own `ulimit -n`: when the soft limit is too low for the subscribers (this process
+ * holds one socket per subscriber, and so does the ingress, which inherits the limit) and the hard limit
+ * allows it, the bench runs itself again under `sh -c 'ulimit -n N; exec …'` and returns that run's exit
+ * code; null when the limit is high enough (run here).
+ */
+async function rerunWithFileLimit(argv: string[], subscribers: number): Promise<number | null> {
+  const needed = subscribers + SPARE_FILES;
+  const limits = openFileLimits();
+  if (limits === null || limits.soft >= needed) {
+    return null;
+  }
+  if (argv.includes(RAISED_LIMIT_FLAG) || limits.hard < needed) {
+    throw new Error(
+      `${subscribers} subscribers need ${needed} open files; ulimit -n is ${limits.soft} (hard ${limits.hard}). ` +
+        'Raise it (e.g. `ulimit -n 65536` as root, or LimitNOFILE) or pass fewer --subscribers.',
+    );
+  }
+  console.error(`raising ulimit -n from ${limits.soft} to ${needed} and running again`);
+  const child = spawn(
+    '/bin/sh',
+    [
+      '-c',
+      `ulimit -n ${needed} && exec "$0" "$@"`,
+      process.execPath,
+      ...process.execArgv,
+      process.argv[1] ?? '',
+      SUBSCRIBERS_SCENARIO,
+      ...argv,
+      RAISED_LIMIT_FLAG,
+    ],
+    { stdio: 'inherit' },
+  );
+  const forward = (signal: NodeJS.Signals): void => {
+    child.kill(signal);
+  };
+  process.on('SIGINT', forward);
+  process.on('SIGTERM', forward);
+  return new Promise((resolve) => child.on('exit', (code) => resolve(code ?? 1)));
+}
+
+// Wall clock with sub-millisecond resolution, comparable with Postgres clock_timestamp() on the same machine.
+let sseWallOffset = Date.now() - performance.now();
+
+/** Anchors performance.now() to the wall clock at the moment Date.now() ticks (at most 5 ms of spinning). */
+function calibrateWallClock(): void {
+  const start = Date.now();
+  const limit = performance.now() + 5;
+  let now = start;
+  while (now === start && performance.now() < limit) {
+    now = Date.now();
+  }
+  sseWallOffset = now - performance.now();
+}
+
+function wallMs(): number {
+  return sseWallOffset + performance.now();
+}
+
+interface SseEndpoint {
+  host: string;
+  port: number;
+  path: string;
+  agent: HttpAgent;
+}
+
+function sseRequestHeaders(body: string): Record<string, string | number> {
+  return {
+    'Content-Type': 'application/json',
+    'A2A-Version': '1.0',
+    'X-API-Key': SSE_API_KEY,
+    'Content-Length': Buffer.byteLength(body),
+  };
+}
+
+function sseRpcBody(method: string, params: unknown): string {
+  return JSON.stringify({ jsonrpc: '2.0', id: randomUUID(), method, params });
+}
+
+/** One plain JSON-RPC call; resolves to the parsed answer. */
+function postRpc(endpoint: SseEndpoint, body: string, timeoutMs: number): Promise<unknown> {
+  return new Promise((resolve, reject) => {
+    const req = httpRequest(
+      {
+        host: endpoint.host,
+        port: endpoint.port,
+        path: endpoint.path,
+        method: 'POST',
+        agent: endpoint.agent,
+        headers: sseRequestHeaders(body),
+        timeout: timeoutMs,
+      },
+      (res) => {
+        res.setEncoding('utf8');
+        let text = '';
+        res.on('data', (chunk: string) => (text += chunk));
+        res.on('end', () => {
+          try {
+            resolve(JSON.parse(text));
+          } catch {
+            reject(new Error(`HTTP ${String(res.statusCode)}: ${text.slice(0, 200)}`));
+          }
+        });
+        res.on('error', reject);
+      },
+    );
+    req.on('timeout', () => req.destroy(new Error('timed out')));
+    req.on('error', reject);
+    req.end(body);
+  });
+}
+
+/**
+ * One SubscribeToTask stream as the client sees it. Kept small (10,000 of them live in this process): the
+ * `id:` of every frame and the wall-clock ms its chunk was read; the payload is not parsed (the stream is
+ * checked against the log by generation, and the server closes it after the terminal status).
+ */
+interface Subscriber {
+  task: number;
+  openedAt: number;
+  /** Generation of the snapshot (the first frame). */
+  snapshot: number | null;
+  snapshotAt: number | null;
+  ids: number[];
+  at: number[];
+  endedAt: number | null;
+  problem: string | null;
+}
+
+interface OpenSubscriber {
+  record: Subscriber;
+  first: Promise<void>;
+  done: Promise<void>;
+  abort(): void;
+}
+
+function subscribe(endpoint: SseEndpoint, task: number, taskId: string): OpenSubscriber {
+  const record: Subscriber = {
+    task,
+    openedAt: wallMs(),
+    snapshot: null,
+    snapshotAt: null,
+    ids: [],
+    at: [],
+    endedAt: null,
+    problem: null,
+  };
+  let markFirst: () => void = () => undefined;
+  const first = new Promise<void>((resolve) => (markFirst = resolve));
+  let abort: () => void = () => undefined;
+  const done = new Promise<void>((resolve) => {
+    const finish = (problem: string | null): void => {
+      if (record.endedAt !== null) {
+        return;
+      }
+      record.endedAt = wallMs();
+      record.problem ??= problem;
+      markFirst();
+      resolve();
+    };
+    const onFrame = (frame: string, at: number): void => {
+      if (frame.startsWith(':')) {
+        return; // keep-alive comment
+      }
+      if (frame.startsWith('event: error')) {
+        record.problem ??= `error event: ${frame.slice(0, 160)}`;
+        return;
+      }
+      const id = frame.startsWith('id: ') ? Number(frame.slice(4, frame.indexOf('\n'))) : NaN;
+      if (!Number.isInteger(id)) {
+        record.problem ??= `frame without id: ${frame.slice(0, 120)}`;
+        return;
+      }
+      if (record.snapshot === null) {
+        record.snapshot = id;
+        record.snapshotAt = at;
+        markFirst();
+        return;
+      }
+      record.ids.push(id);
+      record.at.push(at);
+    };
+    const body = sseRpcBody('SubscribeToTask', { id: taskId });
+    const req = httpRequest(
+      {
+        host: endpoint.host,
+        port: endpoint.port,
+        path: endpoint.path,
+        method: 'POST',
+        agent: endpoint.agent,
+        headers: sseRequestHeaders(body),
+      },
+      (res) => {
+        res.setEncoding('utf8');
+        let buffer = '';
+        if (!String(res.headers['content-type'] ?? '').startsWith('text/event-stream')) {
+          res.on('data', (chunk: string) => (buffer += chunk));
+          res.on('end', () => finish(`no stream: HTTP ${res.statusCode} ${buffer.slice(0, 160)}`));
+          res.on('error', (error) => finish(`response: ${error.message}`));
+          return;
+        }
+        res.on('data', (chunk: string) => {
+          const at = wallMs();
+          buffer += chunk;
+          let cut = buffer.indexOf('\n\n');
+          while (cut >= 0) {
+            onFrame(buffer.slice(0, cut), at);
+            buffer = buffer.slice(cut + 2);
+            cut = buffer.indexOf('\n\n');
+          }
+        });
+        res.on('end', () => finish(null));
+        res.on('error', (error) => finish(`response: ${error.message}`));
+      },
+    );
+    abort = () => {
+      req.destroy();
+      finish('aborted');
+    };
+    req.on('error', (error) => finish(`request: ${error.message}`));
+    req.end(body);
+  });
+  return { record, first, done, abort };
+}
+
+interface SsePids {
+  ingress: number;
+  taskService: number;
+  worker: number | null;
+}
+
+interface SseSample {
+  at: number;
+  commits: number;
+  tuplesReturned: number;
+  ingressRssMiB: number | null;
+  ticks: {
+    ingress: number;
+    pgIngress: number;
+    taskService: number;
+    worker: number;
+    client: number;
+    machine: number | null;
+  };
+}
+
+async function sseSample(pool: Pool, pids: SsePids): Promise<SseSample> {
+  const stats = await pool.query<{ xact_commit: string; tup_returned: string }>(
+    'SELECT xact_commit, tup_returned FROM pg_stat_database WHERE datname = current_database()',
+  );
+  const backends = await pool.query<{ pid: number }>(
+    `SELECT pid FROM pg_stat_activity
+      WHERE datname = current_database() AND (application_name = $1 OR application_name LIKE 'a2a-ingress%')`,
+    [SSE_INGRESS_APP],
+  );
+  const sum = (ticks: Map<number, number>): number =>
+    [...ticks.values()].reduce((a, b) => a + b, 0);
+  return {
+    at: wallMs(),
+    commits: Number(stats.rows[0]?.xact_commit ?? NaN),
+    tuplesReturned: Number(stats.rows[0]?.tup_returned ?? NaN),
+    ingressRssMiB: rssMiB(pids.ingress),
+    ticks: {
+      ingress: processTicks(pids.ingress) ?? NaN,
+      pgIngress: sum(ticksByPid(backends.rows.map((r) => r.pid))),
+      taskService: processTicks(pids.taskService) ?? NaN,
+      worker: pids.worker === null ? 0 : (processTicks(pids.worker) ?? NaN),
+      client: processTicks(process.pid) ?? NaN,
+      machine: machineBusyTicks(),
+    },
+  };
+}
+
+/**
+ * What happened between two samples. Pg backends are sampled by pid at each end: a backend that came or
+ * went in between is counted from zero or not at all (the ingress pool keeps its connections here).
+ */
+interface SseWindow {
+  seconds: number;
+  commitsPerSecond: number;
+  tuplesReturnedPerSecond: number;
+  cpuPercent: Record<keyof SseSample['ticks'], number>;
+}
+
+function sseWindow(from: SseSample, to: SseSample): SseWindow {
+  const seconds = (to.at - from.at) / 1_000;
+  const percent = (key: keyof SseSample['ticks']): number => {
+    const a = from.ticks[key];
+    const b = to.ticks[key];
+    return a === null || b === null ? NaN : ((b - a) / CLOCK_TICKS / seconds) * 100;
+  };
+  return {
+    seconds,
+    commitsPerSecond: (to.commits - from.commits) / seconds,
+    tuplesReturnedPerSecond: (to.tuplesReturned - from.tuplesReturned) / seconds,
+    cpuPercent: {
+      ingress: percent('ingress'),
+      pgIngress: percent('pgIngress'),
+      taskService: percent('taskService'),
+      worker: percent('worker'),
+      client: percent('client'),
+      machine: percent('machine'),
+    },
+  };
+}
+
+/** Samples every `everyMs` for `seconds`; the window from the first to the last sample and their mean RSS. */
+async function measureWindow(
+  pool: Pool,
+  pids: SsePids,
+  seconds: number,
+  everyMs = 1_000,
+): Promise<{ window: SseWindow; rssMiB: number; rssMaxMiB: number }> {
+  const samples: SseSample[] = [await sseSample(pool, pids)];
+  const end = performance.now() + seconds * 1_000;
+  while (performance.now() < end) {
+    await sleep(Math.min(everyMs, Math.max(0, end - performance.now())));
+    samples.push(await sseSample(pool, pids));
+  }
+  const rss = samples.map((s) => s.ingressRssMiB ?? NaN);
+  return {
+    window: sseWindow(samples[0]!, samples[samples.length - 1]!),
+    rssMiB: rss.reduce((a, b) => a + b, 0) / rss.length,
+    rssMaxMiB: Math.max(...rss),
+  };
+}
+
+interface LogEntry {
+  version: number;
+  type: string;
+  atMs: number;
+}
+
+/** Event types the ingress turns into a client-visible StreamResponse (libs/task-domain toStreamResponse). */
+const VISIBLE_EVENTS = new Set([
+  'TaskSubmitted',
+  'TaskStatusUpdated',
+  'AgentMessageAppended',
+  'ArtifactChunkAppended',
+]);
+
+async function readTaskLogs(pool: Pool, taskIds: string[]): Promise<LogEntry[][]> {
+  const streamIds = taskIds.map((id) => taskStreamId(SSE_TENANT, id));
+  const result = await pool.query<{
+    stream_id: string;
+    stream_version: number;
+    event_type: string;
+    at_ms: number;
+  }>(
+    `SELECT stream_id, stream_version, event_type,
+            (extract(epoch FROM recorded_at) * 1000)::float8 AS at_ms
+       FROM events.messages
+      WHERE tenant_id = $1 AND stream_id = ANY($2::text[])
+      ORDER BY stream_id, stream_version`,
+    [SSE_TENANT, streamIds],
+  );
+  const byStream = new Map<string, LogEntry[]>();
+  for (const row of result.rows) {
+    const list = byStream.get(row.stream_id) ?? [];
+    list.push({ version: row.stream_version, type: row.event_type, atMs: row.at_ms });
+    byStream.set(row.stream_id, list);
+  }
+  return streamIds.map((id) => byStream.get(id) ?? []);
+}
+
+/** How many of the tasks ended in each state (read.task_view). */
+async function finalStates(pool: Pool, taskIds: string[]): Promise<Map<string, number>> {
+  const result = await pool.query<{ state: string; n: string }>(
+    `SELECT state, count(*) AS n FROM read.task_view
+      WHERE tenant_id = $1 AND task_id = ANY($2::text[]) GROUP BY state ORDER BY state`,
+    [SSE_TENANT, taskIds],
+  );
+  return new Map(result.rows.map((r) => [r.state, Number(r.n)]));
+}
+
+/** Whether a subscriber got exactly the client-visible generations after its snapshot, ending terminal. */
+function checkSubscriber(record: Subscriber, log: LogEntry[]): string | null {
+  if (record.problem !== null) {
+    return record.problem;
+  }
+  if (record.snapshot === null) {
+    return 'no snapshot';
+  }
+  const expected = log
+    .filter((e) => e.version > (record.snapshot ?? 0) && VISIBLE_EVENTS.has(e.type))
+    .map((e) => e.version);
+  const missing = expected.filter((v) => !record.ids.includes(v));
+  if (missing.length > 0 || record.ids.length !== expected.length) {
+    return `ids ${record.ids.join(',')} but the log has ${expected.join(',')}`;
+  }
+  if (record.ids.some((id, i) => i > 0 && id <= (record.ids[i - 1] ?? 0))) {
+    return `ids out of order: ${record.ids.join(',')}`;
+  }
+  const last = log.filter((e) => e.type === 'TaskStatusUpdated').at(-1);
+  if (last === undefined || record.ids.at(-1) !== last.version) {
+    return `the stream did not end with the task's last status (${String(last?.version)})`;
+  }
+  return null;
+}
+
+async function runSubscribers(argv: string[]): Promise<number> {
+  const options = parseSubscriberOptions(argv);
+  const rerun = await rerunWithFileLimit(argv, options.subscribers);
+  if (rerun !== null) {
+    return rerun;
+  }
+  process.once('SIGINT', onTerminate);
+  process.once('SIGTERM', onTerminate);
+  const perTask = options.subscribers / options.tasks;
+  console.log(
+    `# Live fan-out: ${options.subscribers} SSE subscribers on one ingress replica (shared per-task reads, ADR 0008)`,
+  );
+  console.log(
+    `${options.tasks} countdown tasks ("${options.count}", stepMs ${options.stepMs} ± 20 % per task), ` +
+      `~${perTask.toFixed(0)} SubscribeToTask streams per task over JSON-RPC SSE, at most ${options.opening} opening at once; ` +
+      `idle windows of ${options.idleSeconds} s; open files: ${JSON.stringify(openFileLimits())}`,
+  );
+  calibrateWallClock();
+  const db = await createTestDatabase('bench_fanout_sse');
+  const processes: PlatformProcess[] = [];
+  const streams: OpenSubscriber[] = [];
+  let listener: NoticeListener | null = null;
+  const agent = new HttpAgent({ keepAlive: false, maxSockets: Infinity });
+  const stopAll = async (): Promise<void> => {
+    streams.forEach((s) => s.abort());
+    await listener?.stop();
+    for (const proc of [...processes].reverse()) {
+      await proc.stop();
+    }
+    await db.drop();
+  };
+  cleanups.add(stopAll);
+  try {
+    const pgVersion =
+      (await db.pool.query<{ version: string }>('SELECT version()')).rows[0]?.version ?? '?';
+    printMachine(pgVersion);
+    console.log(
+      `load average at start: ${loadavg()
+        .map((n) => n.toFixed(2))
+        .join(' ')}`,
+    );
+    await seedTenant(db.pool, {
+      tenantId: SSE_TENANT,
+      displayName: 'Demo tenant',
+      apiKeys: [{ keyId: 'demo-default', principalId: 'demo-user', secret: SSE_API_KEY }],
+      agents: [
+        {
+          agentId: SSE_AGENT,
+          profile: AGENT_PROFILES[SSE_AGENT],
+          onLeaseLost: 'redispatch',
+          maxAttempts: 3,
+          workerSecret: SSE_WORKER_SECRET,
+        },
+      ],
+    });
+    const appUrl = (name: string): string => {
+      const url = new URL(db.url);
+      url.searchParams.set('application_name', name);
+      return url.toString();
+    };
+    const taskService = await startTaskService({
+      POSTGRES_URL: appUrl(SSE_TASK_SERVICE_APP),
+      REPLICA_ID: 'bench-fanout',
+    });
+    processes.push(taskService.process);
+    const ingress = await startIngress({ POSTGRES_URL: appUrl(SSE_INGRESS_APP) }, [
+      taskService.commandTarget,
+    ]);
+    processes.push(ingress.process);
+    const base = new URL(ingress.baseUrl);
+    const endpoint: SseEndpoint = {
+      host: base.hostname,
+      port: Number(base.port),
+      path: `/agents/${SSE_TENANT}/${SSE_AGENT}/jsonrpc`,
+      agent,
+    };
+    const pids: SsePids = {
+      ingress: ingress.process.pid ?? 0,
+      taskService: taskService.process.pid ?? 0,
+      worker: null,
+    };
+
+    // The bench's own LISTEN connection: when each task notice (≈ the commit) became visible to a listener.
+    const notices = new Map<string, [number, number][]>();
+    listener = new NoticeListener(db.url, { applicationName: 'a2a-bench:listen' });
+    listener.subscribe((notice) => {
+      if (notice.k === 'task' && notice.t === SSE_TENANT) {
+        const list = notices.get(notice.id) ?? [];
+        list.push([notice.v, wallMs()]);
+        notices.set(notice.id, list);
+      }
+    });
+    await listener.start();
+
+    // Tasks that wait: no countdown worker is connected yet, so they stay SUBMITTED (queued) and idle.
+    const rssEmpty = rssMiB(pids.ingress);
+    const taskIds: string[] = [];
+    for (let i = 0; i < options.tasks; i++) {
+      // Step times spread ±20 % so that the tasks' steps drift apart instead of landing together.
+      const stepMs = Math.round(
+        options.stepMs * (0.8 + (0.4 * i) / Math.max(1, options.tasks - 1)),
+      );
+      const answer = (await postRpc(
+        endpoint,
+        sseRpcBody('SendMessage', {
+          message: {
+            messageId: randomUUID(),
+            role: 'ROLE_USER',
+            parts: [{ text: String(options.count) }],
+            metadata: { stepMs },
+          },
+          configuration: { returnImmediately: true },
+        }),
+        30_000,
+      )) as { result?: { task?: { id?: string } } };
+      const id = answer.result?.task?.id;
+      if (id === undefined) {
+        throw new Error(`SendMessage failed: ${JSON.stringify(answer).slice(0, 300)}`);
+      }
+      taskIds.push(id);
+    }
+    console.error(`${options.tasks} tasks submitted; baseline for ${options.idleSeconds} s`);
+    await sleep(PG_STATS_LAG_MS);
+    const baseline = await measureWindow(db.pool, pids, options.idleSeconds);
+
+    // Open every stream: one per task in turn, at most `opening` waiting for their snapshot.
+    const openStarted = wallMs();
+    let opening = 0;
+    let wakeOpener: (() => void) | null = null;
+    for (let n = 0; n < options.subscribers; n++) {
+      while (opening >= options.opening) {
+        await new Promise<void>((resolve) => (wakeOpener = resolve));
+      }
+      opening++;
+      const task = n % options.tasks;
+      const stream = subscribe(endpoint, task, taskIds[task] ?? '');
+      streams.push(stream);
+      void Promise.race([stream.first, sleep(SSE_OPEN_TIMEOUT_MS)]).then(() => {
+        opening--;
+        const wake = wakeOpener;
+        wakeOpener = null;
+        wake?.();
+      });
+      if ((n + 1) % 2_000 === 0) {
+        console.error(`${n + 1} streams requested`);
+      }
+    }
+    await Promise.race([Promise.all(streams.map((s) => s.first)), sleep(SSE_OPEN_TIMEOUT_MS)]);
+    const openedAll = wallMs();
+    const opened = streams.filter((s) => s.record.snapshot !== null && s.record.endedAt === null);
+    const openMs = ascending(
+      streams.flatMap((s) =>
+        s.record.snapshotAt === null ? [] : [s.record.snapshotAt - s.record.openedAt],
+      ),
+    );
+    console.error(
+      `${opened.length} of ${options.subscribers} streams open in ${((openedAll - openStarted) / 1_000).toFixed(1)} s; idle for ${options.idleSeconds} s`,
+    );
+    await sleep(PG_STATS_LAG_MS);
+    const idle = await measureWindow(db.pool, pids, options.idleSeconds);
+    const connectionsIdle = (
+      await db.pool.query<{ name: string; n: string }>(
+        `SELECT application_name AS name, count(*) AS n FROM pg_stat_activity
+          WHERE datname = current_database() GROUP BY 1 ORDER BY 1`,
+      )
+    ).rows
+      .map((r) => `${r.name || 'bench'} ${r.n}`)
+      .join(', ');
+
+    // Live: the worker connects and runs every task; each step is a WORKING status and an artifact chunk.
+    const loop = monitorEventLoopDelay({ resolution: 10 });
+    loop.enable();
+    const liveStarted = wallMs();
+    const before = await sseSample(db.pool, pids);
+    const worker = await startAgentWorker(
+      'countdown',
+      taskService.workerTarget,
+      SSE_WORKER_SECRET,
+      {
+        WORKER_CONCURRENCY: String(options.tasks + 10),
+      },
+    );
+    processes.push(worker);
+    pids.worker = worker.pid ?? null;
+    const liveTimeoutMs = options.count * options.stepMs * 1.2 * 4 + 60_000;
+    const ended = await Promise.race([
+      Promise.all(streams.map((s) => s.done)).then(() => true),
+      sleep(liveTimeoutMs).then(() => false),
+    ]);
+    const after = await sseSample(db.pool, pids);
+    loop.disable();
+    const liveEnded = wallMs();
+    if (!ended) {
+      console.error(`streams still open after ${liveTimeoutMs} ms: aborting them`);
+      streams.forEach((s) => s.abort());
+    }
+    const live = sseWindow(before, after);
+    // Commits reach pg_stat_database late (PG_STATS_LAG_MS): count them later, less the idle rate meanwhile.
+    const lagStarted = wallMs();
+    await sleep(PG_STATS_LAG_MS);
+    const late = await sseSample(db.pool, pids);
+    const liveCommits =
+      late.commits -
+      before.commits -
+      (idle.window.commitsPerSecond * (late.at - lagStarted)) / 1_000;
+    const rssAfter = rssMiB(pids.ingress);
+
+    // ---- results: every stream against the log
+    const logs = await readTaskLogs(db.pool, taskIds);
+    const states = await finalStates(db.pool, taskIds);
+    const problems = new Map<string, number>();
+    let complete = 0;
+    const latency: number[] = [];
+    const sinceNotice: number[] = [];
+    let deliveries = 0;
+    for (const { record } of streams) {
+      const log = logs[record.task] ?? [];
+      const problem = checkSubscriber(record, log);
+      if (problem === null) {
+        complete++;
+      } else {
+        const kind = problem.replace(/[\d,]+/g, 'N').slice(0, 100);
+        problems.set(kind, (problems.get(kind) ?? 0) + 1);
+      }
+      const recordedAt = new Map(log.map((e) => [e.version, e.atMs]));
+      const taskNotices = notices.get(taskIds[record.task] ?? '') ?? [];
+      record.ids.forEach((id, i) => {
+        const at = record.at[i] ?? NaN;
+        deliveries++;
+        latency.push(at - (recordedAt.get(id) ?? NaN));
+        // The first notice naming this generation or a later one.
+        const notice = taskNotices.find(([v]) => v >= id);
+        if (notice) {
+          sinceNotice.push(at - notice[1]);
+        }
+      });
+    }
+    const sortedLatency = ascending(latency.filter(Number.isFinite));
+    const sortedNotice = ascending(sinceNotice.filter(Number.isFinite));
+    const liveEvents = logs.reduce(
+      (n, log) => n + log.filter((e) => e.atMs >= liveStarted - 1_000).length,
+      0,
+    );
+    const visibleEvents = logs.reduce(
+      (n, log) =>
+        n + log.filter((e) => e.atMs >= liveStarted - 1_000 && VISIBLE_EVENTS.has(e.type)).length,
+      0,
+    );
+    const leasedAgain = logs.filter(
+      (log) => log.filter((e) => e.type === 'TaskLeaseGranted').length > 1,
+    ).length;
+    const expiries = logs.reduce(
+      (n, log) => n + log.filter((e) => e.type === 'TaskLeaseExpired').length,
+      0,
+    );
+
+    const idleRssDelta = (idle.rssMiB - baseline.rssMiB) * 1024;
+    console.log('');
+    console.log(`## Opening ${options.subscribers} SubscribeToTask streams`);
+    console.log(
+      table(
+        [
+          'streams open',
+          'opening all s',
+          'open→snapshot p50 ms',
+          'p99 ms',
+          'max ms',
+          'Postgres connections, all open',
+        ],
+        [
+          [
+            `${opened.length}/${options.subscribers}`,
+            fmt((openedAll - openStarted) / 1_000),
+            fmt(percentile(openMs, 50)),
+            fmt(percentile(openMs, 99)),
+            fmt(openMs.at(-1)),
+            connectionsIdle,
+          ],
+        ],
+      ),
+    );
+    console.log('');
+    console.log(
+      `## Idle: ${options.tasks} waiting tasks, no subscriber vs ${opened.length} subscribers`,
+    );
+    const idleRow = (
+      label: string,
+      m: { window: SseWindow; rssMiB: number; rssMaxMiB: number },
+    ): string[] => [
+      label,
+      fmt(m.window.seconds),
+      fmt(m.rssMiB),
+      fmt(m.window.commitsPerSecond),
+      fmt(m.window.tuplesReturnedPerSecond, 0),
+      fmt(m.window.cpuPercent.ingress),
+      fmt(m.window.cpuPercent.pgIngress),
+      fmt(m.window.cpuPercent.machine),
+    ];
+    console.log(
+      table(
+        [
+          'phase',
+          'window s',
+          'ingress RSS MiB (mean)',
+          'PG commits/s (bench DB)',
+          'PG tuples returned/s',
+          'ingress CPU %',
+          'ingress PG backends CPU %',
+          'machine CPU %',
+        ],
+        [idleRow('no subscriber', baseline), idleRow(`${opened.length} subscribers, idle`, idle)],
+      ),
+    );
+    console.log(
+      `ingress RSS: ${fmt(rssEmpty)} MiB at start, ${fmt(baseline.rssMiB)} with the tasks, ${fmt(idle.rssMiB)} with ` +
+        `${opened.length} idle subscribers (max ${fmt(idle.rssMaxMiB)}), ${fmt(rssAfter)} after all closed`,
+    );
+    console.log(
+      `memory per idle subscriber: ${fmt(idleRssDelta / Math.max(1, opened.length), 2)} KiB ` +
+        `(RSS delta ${fmt(idleRssDelta / 1024)} MiB / ${opened.length}; includes heap garbage not yet collected)`,
+    );
+    console.log(
+      `Postgres commits/s added by ${opened.length} idle subscribers: ` +
+        `${fmt(idle.window.commitsPerSecond - baseline.window.commitsPerSecond)} ` +
+        `(every autocommit query is one commit; the task-service's own polls are in both windows)`,
+    );
+    console.log('');
+    console.log(
+      `## Live: the countdown worker runs every task (${options.count} steps); commit → client per delivered event`,
+    );
+    console.log(
+      table(
+        [
+          'streams complete & gap-free',
+          'log events (visible)',
+          'deliveries',
+          'window s',
+          'deliveries/s',
+          'recorded_at→client p50 ms',
+          'p99 ms',
+          'max ms',
+          'notice→client p50 ms',
+          'p99 ms',
+          'client loop delay p99 ms',
+        ],
+        [
+          [
+            `${complete}/${options.subscribers}`,
+            `${liveEvents} (${visibleEvents})`,
+            String(deliveries),
+            fmt((liveEnded - liveStarted) / 1_000),
+            fmt(deliveries / ((liveEnded - liveStarted) / 1_000), 0),
+            fmt(percentile(sortedLatency, 50), 2),
+            fmt(percentile(sortedLatency, 99), 2),
+            fmt(sortedLatency.at(-1), 2),
+            fmt(percentile(sortedNotice, 50), 2),
+            fmt(percentile(sortedNotice, 99), 2),
+            fmt(loop.percentile(99) / 1e6, 1),
+          ],
+        ],
+      ),
+    );
+    console.log(
+      table(
+        [
+          'live window s',
+          'PG commits/s',
+          'PG commits per log event',
+          'ingress CPU %',
+          'ingress PG backends CPU %',
+          'task-service CPU %',
+          'worker CPU %',
+          'bench client CPU %',
+          'machine CPU %',
+        ],
+        [
+          [
+            fmt(live.seconds),
+            fmt(liveCommits / live.seconds),
+            fmt(liveCommits / Math.max(1, liveEvents), 2),
+            fmt(live.cpuPercent.ingress),
+            fmt(live.cpuPercent.pgIngress),
+            fmt(live.cpuPercent.taskService),
+            fmt(live.cpuPercent.worker),
+            fmt(live.cpuPercent.client),
+            fmt(live.cpuPercent.machine),
+          ],
+        ],
+      ),
+    );
+    console.log(
+      `tasks: ${[...states].map(([s, n]) => `${n} ${s}`).join(', ')}; ${leasedAgain} leased more than once, ` +
+        `${expiries} TaskLeaseExpired; load average at the end: ${loadavg()
+          .map((n) => n.toFixed(2))
+          .join(' ')}`,
+    );
+    for (const [kind, n] of problems) {
+      console.log(`${n} streams: ${kind}`);
+    }
+    if (options.logs) {
+      for (const proc of processes) {
+        console.log(`\n--- ${proc.name} (tail)\n${proc.log.slice(-3_000)}`);
+      }
+    }
+    return complete === options.subscribers ? 0 : 1;
+  } finally {
+    cleanups.delete(stopAll);
+    await stopAll();
+    agent.destroy();
+  }
+}
+
 if (process.argv[2] === LISTENER_FLAG) {
   runListener(JSON.parse(process.argv[3] ?? '{}') as ListenerSpec).catch((error: unknown) => {
     process.send?.({ type: 'failed', message: String(error) } satisfies FromListener);
     process.exit(1);
   });
 } else {
-  main().then(
+  (process.argv[2] === SUBSCRIBERS_SCENARIO ? runSubscribers(process.argv.slice(3)) : main()).then(
     (code) => process.exit(code),
     (error: unknown) => {
       console.error(error instanceof Error ? (error.stack ?? error.message) : String(error));

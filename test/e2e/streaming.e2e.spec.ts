@@ -595,32 +595,37 @@ describe('streams on the standalone platform', () => {
       expect(log.map((g) => g.type)).not.toContain('TaskCancelRequested');
     });
 
-    it('§10.6 a stream the client closed stops costing the server: forty aborted subscriptions of a quiet task stop reading its log', async () => {
+    it('§10.6 / ADR 0008 forty open streams of a running task share one log read per change, and once their clients are gone the task costs no read at all', async () => {
       const SUBSCRIBERS = 40;
       const WINDOW_MS = 3_000;
-      // One step per 10 s, and the windows below end before the second step: meanwhile nothing but the
-      // subscriptions (their 1 s fallback poll) reads a task stream.
-      const task = await startCountdown(url('countdown'), 3, 10_000);
+      // A step every 500 ms (a WORKING status and an artifact chunk), for longer than both windows below.
+      const task = await startCountdown(url('countdown'), 40, 500);
       await waitForStreamed(pool(), task.id, 2);
       /**
-       * Log reads of a task stream (the event store's readStream) that start during one window, seen live in
-       * pg_stat_activity (sampled every 50 ms; pg_stat_database would report them seconds late).
+       * Log reads of a task stream by the ingress feed (apps/ingress/src/streaming/task-log.ts) that start
+       * during one window, seen live in pg_stat_activity (sampled every 20 ms; pg_stat_database would report
+       * them seconds late), and the events appended to the task's stream in that window.
        */
-      const streamReads = async (): Promise<number> => {
+      const window = async (): Promise<{ reads: number; appended: number }> => {
         const startedAfter = new Date();
         const seen = new Set<string>();
         while (Date.now() - startedAfter.getTime() < WINDOW_MS) {
           const rows = await pool().query<{ pid: number; started: string }>(
             `SELECT pid, query_start::text AS started FROM pg_stat_activity
               WHERE datname = current_database() AND pid <> pg_backend_pid()
-                AND query LIKE 'SELECT event_id, tenant_id, stream_id, stream_version%'
+                AND query LIKE 'SELECT stream_version, event_type, data FROM events.messages%'
                 AND query LIKE '%stream_version > $3%' AND query_start > $1`,
             [startedAfter],
           );
           rows.rows.forEach((r) => seen.add(`${r.pid}@${r.started}`));
-          await sleep(50);
+          await sleep(20);
         }
-        return seen.size;
+        const appended = await pool().query<{ n: number }>(
+          `SELECT count(*)::int AS n FROM events.messages
+            WHERE stream_id LIKE '%' || $1 AND recorded_at > $2`,
+          [`:${task.id}`, startedAfter],
+        );
+        return { reads: seen.size, appended: appended.rows[0]?.n ?? 0 };
       };
       const streams = await Promise.all(
         Array.from({ length: SUBSCRIBERS }, () =>
@@ -630,19 +635,22 @@ describe('streams on the standalone platform', () => {
       for (const stream of streams) {
         expect(kindOf(resultOf((await stream.next())!))).toBe('task');
       }
-      const watched = await streamReads();
+      const open = await window();
       streams.forEach((stream) => stream.abort());
       await sleep(1_500);
-      const left = await streamReads();
+      const left = await window();
       const canceled = taskResult(
         await rawRpc(url('countdown'), request('CancelTask', { id: task.id })),
       );
       expect(canceled.status.state).toBe('TASK_STATE_CANCELED');
-      const reads = `log reads seen in ${WINDOW_MS} ms: ${SUBSCRIBERS} open streams ${watched}, after they left ${left}`;
-      // Once their clients are gone, the server stops reading the log for them…
-      expect(left, reads).toBeLessThanOrEqual(2);
-      // …which the measure would see: it does see the open subscriptions read.
-      expect(watched, reads).toBeGreaterThanOrEqual(6);
+      const reads = `in ${WINDOW_MS} ms: ${SUBSCRIBERS} open streams: ${open.reads} log reads for ${open.appended} appended events; after they left: ${left.reads} for ${left.appended}`;
+      // The measure sees the reads, and there is about one per change, not one per change and subscriber…
+      expect(open.appended, reads).toBeGreaterThanOrEqual(4);
+      expect(open.reads, reads).toBeGreaterThanOrEqual(1);
+      expect(open.reads, reads).toBeLessThanOrEqual(open.appended + 2);
+      // …and once the clients are gone, nothing reads the task's log although it still moves.
+      expect(left.appended, reads).toBeGreaterThanOrEqual(4);
+      expect(left.reads, reads).toBeLessThanOrEqual(1);
     });
   });
 

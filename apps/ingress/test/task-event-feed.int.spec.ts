@@ -29,7 +29,7 @@ import { createTestDatabase, type TestDatabase } from '@lib/testing';
 import type { Request, Response } from 'express';
 import { randomUUID } from 'node:crypto';
 import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { connect, type AddressInfo } from 'node:net';
 import type { Pool } from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { readBody } from '../src/http/read-body';
@@ -882,12 +882,13 @@ describe('the SSE writer over a real socket (§10.6 "closing one stream must not
               return response;
             },
           });
-          await writeSse(
+          const stream = await writeSse(
             response as unknown as Response,
             { data: (item) => item.response, error: (reason) => ({ error: reason }) },
             null,
             subscription,
           );
+          await stream.ended;
         })(),
       );
     });
@@ -951,8 +952,96 @@ describe('the SSE writer over a real socket (§10.6 "closing one stream must not
       sleep(3_000).then(() => false),
     ]);
     // released: the subscription of the client that left is closed within 2 s of its leaving.
-    // allReturned: every writeSse call returned within 3 s of the task's end.
+    // allReturned: every stream's writer ended within 3 s of the task's end.
     expect({ released, allReturned }).toStrictEqual({ released: true, allReturned: true });
     expect(feed.size).toBe(0);
+  });
+});
+
+describe('the SSE writer under backpressure (§7.3 STREAM_MAX_PENDING_EVENTS = 5, STREAM_STALL_MS = 500)', () => {
+  let feed: TaskEventFeed;
+  let server: Server;
+  let port: number;
+  let log: TaskLog;
+  const ended: Promise<void>[] = [];
+  const endings: (string | null)[] = [];
+
+  beforeAll(async () => {
+    feed = await startFeed(5);
+    log = await startedLog();
+    server = createServer((req, res) => {
+      ended.push(
+        (async () => {
+          await readBody(req as unknown as Request, 65_536);
+          const response = Object.assign(res, {
+            status(code: number) {
+              res.statusCode = code;
+              return response;
+            },
+          });
+          const subscription = feed.subscribe(TENANT, log.ref, 2);
+          const stream = await writeSse(
+            response as unknown as Response,
+            { data: (item) => item.response, error: (reason) => ({ error: reason }) },
+            null,
+            subscription,
+          );
+          await stream.ended;
+          endings.push(subscription.ended);
+        })(),
+      );
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    port = (server.address() as AddressInfo).port;
+  });
+
+  afterAll(async () => {
+    server?.closeAllConnections();
+    await new Promise<void>((resolve) => (server ? server.close(() => resolve()) : resolve()));
+    await feed?.onModuleDestroy();
+  });
+
+  it('a client that stops reading fills its socket, is cut off and disconnected; a client of the same task that reads gets every event to the end', async () => {
+    /** A raw HTTP client: `reading` false never reads after the headers, so the server's writes pile up. */
+    const open = (reading: boolean) => {
+      let text = '';
+      let closed = false;
+      let paused = false;
+      const socket = connect(port, '127.0.0.1');
+      socket.setEncoding('utf8');
+      socket.write('POST / HTTP/1.1\r\nHost: x\r\nContent-Length: 2\r\n\r\n{}');
+      socket.on('data', (chunk: string) => {
+        text += chunk;
+        if (!reading && !paused && text.includes('\r\n\r\n')) {
+          paused = true;
+          socket.pause();
+        }
+      });
+      socket.on('close', () => (closed = true));
+      socket.on('error', () => undefined);
+      return { socket, text: () => text, closed: () => closed };
+    };
+    const stuck = open(false);
+    const reader = open(true);
+    await eventually(() => feed.size === 2, 2_000, 'two subscriptions');
+    // Large events (256 KiB of text each): a few megabytes fill both socket buffers of the stuck client.
+    const big = 'x'.repeat(256 * 1024);
+    for (let i = 0; i < 40; i++) {
+      await log.append([chunk(`${i}:${big}`, i > 0)]);
+    }
+    await eventually(() => feed.size === 1, 10_000, 'the stuck client cut off');
+    expect(endings).toStrictEqual(['overflow']);
+    // Its connection was destroyed: reading again, the client finds it closed.
+    stuck.socket.resume();
+    await eventually(() => stuck.closed(), 5_000, 'the stuck client disconnected');
+    await log.append([status('TASK_STATE_COMPLETED')]);
+    await eventually(() => reader.closed(), 10_000, 'the reading client’s stream ended');
+    const ids = [...reader.text().matchAll(/^id: (\d+)$/gm)].map((m) => Number(m[1]));
+    expect(ids).toStrictEqual((await log.expectedAfter(2)).map((i) => i.id));
+    expect(ids).toHaveLength(41);
+    await Promise.all(ended);
+    expect(endings).toStrictEqual(['overflow', 'final']);
+    expect(feed.size).toBe(0);
+    stuck.socket.destroy();
   });
 });

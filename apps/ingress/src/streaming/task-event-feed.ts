@@ -388,6 +388,7 @@ export class TaskSubscription {
   private cursor: number;
   private readonly pending: StreamItem[] = [];
   private waiter: (() => void) | null = null;
+  private listener: (() => void) | null = null;
   /** Set while the buffer is full: cuts the client off unless it takes within STREAM_STALL_MS. */
   private stallTimer: NodeJS.Timeout | null = null;
   private catchingUp = false;
@@ -424,6 +425,17 @@ export class TaskSubscription {
         this.waiter = resolve;
       });
     }
+    return this.takeNow();
+  }
+
+  /**
+   * The events waiting now, possibly none; with {@link onReady}, the way to consume a subscription without a
+   * pending `take()` per subscriber. Empty with {@link ended} set means the subscription ended.
+   */
+  takeNow(): StreamItem[] {
+    if (this.pending.length === 0) {
+      return [];
+    }
     const items = this.pending.splice(0);
     if (this.stallTimer !== null && !this.ended) {
       // Room again: read on from where the full buffer stopped (a backlog larger than the bound included).
@@ -432,6 +444,11 @@ export class TaskSubscription {
       void this.catchUp();
     }
     return items;
+  }
+
+  /** Calls `listener` (synchronously) whenever events arrive or the subscription ends; null stops it. */
+  onReady(listener: (() => void) | null): void {
+    this.listener = listener;
   }
 
   close(reason: EndReason): void {
@@ -533,6 +550,7 @@ export class TaskSubscription {
     const waiter = this.waiter;
     this.waiter = null;
     waiter?.();
+    this.listener?.();
   }
 }
 
