@@ -54,18 +54,28 @@ END;
 $$;
 
 -- One delta per key and state a statement changed (an update that keeps a task's key and state nets to zero and
--- writes nothing); about one statement in 16 that changed a key folds it, which keeps a few dozen rows per key.
+-- writes nothing). About one statement in 16 that changed a key folds it, which keeps a few dozen rows per key.
+--
+-- A fold scans the key's index entries, and those a transaction deleted stay there until it ends: a transaction
+-- that writes the view in many statements (`rebuild-task-view`: one per task) would make each fold slower than
+-- the last. So only a transaction's first 64 statements fold as they go; a longer one instead folds, at commit,
+-- every key with more than 16 rows (the deferred trigger on read.task_count_folds), and leaves few rows behind.
 CREATE FUNCTION read.count_task_view_changes() RETURNS trigger LANGUAGE plpgsql AS $$
 DECLARE
+  statements integer := coalesce(nullif(current_setting('a2a.task_count_statements', true), ''), '0')::integer + 1;
   changed record;
 BEGIN
+  PERFORM set_config('a2a.task_count_statements', statements::text, true);
+  IF statements = 65 THEN
+    INSERT INTO read.task_count_folds DEFAULT VALUES;
+  END IF;
   IF TG_OP = 'INSERT' THEN
     FOR changed IN
       INSERT INTO read.task_counts (tenant_id, agent_id, owner_id, state, tasks)
       SELECT tenant_id, agent_id, owner_id, state, count(*) FROM new_rows GROUP BY 1, 2, 3, 4
       RETURNING tenant_id, agent_id, owner_id, state
     LOOP
-      IF random() < 0.0625 THEN
+      IF statements <= 64 AND random() < 0.0625 THEN
         PERFORM read.compact_task_counts(changed.tenant_id, changed.agent_id, changed.owner_id, changed.state);
       END IF;
     END LOOP;
@@ -79,7 +89,7 @@ BEGIN
        GROUP BY 1, 2, 3, 4 HAVING sum(delta) <> 0
       RETURNING tenant_id, agent_id, owner_id, state
     LOOP
-      IF random() < 0.0625 THEN
+      IF statements <= 64 AND random() < 0.0625 THEN
         PERFORM read.compact_task_counts(changed.tenant_id, changed.agent_id, changed.owner_id, changed.state);
       END IF;
     END LOOP;
@@ -89,7 +99,7 @@ BEGIN
       SELECT tenant_id, agent_id, owner_id, state, -count(*) FROM old_rows GROUP BY 1, 2, 3, 4
       RETURNING tenant_id, agent_id, owner_id, state
     LOOP
-      IF random() < 0.0625 THEN
+      IF statements <= 64 AND random() < 0.0625 THEN
         PERFORM read.compact_task_counts(changed.tenant_id, changed.agent_id, changed.owner_id, changed.state);
       END IF;
     END LOOP;
@@ -97,6 +107,29 @@ BEGIN
   RETURN NULL;
 END;
 $$;
+
+-- A row here while a long transaction (see above) runs; its deferred trigger folds at commit and removes it.
+CREATE TABLE read.task_count_folds (
+  transaction_id xid8 PRIMARY KEY DEFAULT pg_current_xact_id()
+);
+
+CREATE FUNCTION read.fold_task_counts() RETURNS trigger LANGUAGE plpgsql AS $$
+DECLARE
+  crowded record;
+BEGIN
+  DELETE FROM read.task_count_folds WHERE transaction_id = NEW.transaction_id;
+  FOR crowded IN
+    SELECT tenant_id, agent_id, owner_id, state FROM read.task_counts GROUP BY 1, 2, 3, 4 HAVING count(*) > 16
+  LOOP
+    PERFORM read.compact_task_counts(crowded.tenant_id, crowded.agent_id, crowded.owner_id, crowded.state);
+  END LOOP;
+  RETURN NULL;
+END;
+$$;
+
+CREATE CONSTRAINT TRIGGER task_count_folds_at_commit AFTER INSERT ON read.task_count_folds
+  DEFERRABLE INITIALLY DEFERRED
+  FOR EACH ROW EXECUTE FUNCTION read.fold_task_counts();
 
 CREATE FUNCTION read.clear_task_counts() RETURNS trigger LANGUAGE plpgsql AS $$
 BEGIN
@@ -142,6 +175,9 @@ DROP TRIGGER task_view_counts_delete ON read.task_view;
 DROP TRIGGER task_view_counts_update ON read.task_view;
 DROP TRIGGER task_view_counts_insert ON read.task_view;
 DROP FUNCTION read.clear_task_counts();
+DROP TRIGGER task_count_folds_at_commit ON read.task_count_folds;
+DROP FUNCTION read.fold_task_counts();
+DROP TABLE read.task_count_folds;
 DROP FUNCTION read.count_task_view_changes();
 DROP FUNCTION read.compact_task_counts(text, text, text, text);
 DROP TABLE read.task_counts;

@@ -245,6 +245,45 @@ describe('read.task_counts, kept by statement triggers on read.task_view', () =>
     expect(await keptCounts(db.pool)).toEqual({ 'acme/echo/alice/TASK_STATE_SUBMITTED': 1_000 });
   });
 
+  it('folds at commit what a transaction of many statements wrote (a live rebuild of the view)', async () => {
+    await upsert(
+      db.pool,
+      Array.from({ length: 50 }, (_, i) => ({
+        tenant: 'acme',
+        task: `t${i}`,
+        state: 'TASK_STATE_WORKING',
+        version: 1,
+      })),
+    );
+    await inTransaction(db.pool, async (client) => {
+      await client.query('DELETE FROM read.task_view');
+      for (let i = 0; i < 500; i++) {
+        await upsert(client, [
+          {
+            tenant: 'acme',
+            task: `t${i}`,
+            state: STATES[i % 3] ?? 'TASK_STATE_WORKING',
+            version: 2,
+          },
+        ]);
+      }
+      // Inside the transaction nothing is folded past its first statements: one row per statement.
+      const rows = await client.query<{ n: number }>(
+        'SELECT count(*)::int AS n FROM read.task_counts',
+      );
+      expect(rows.rows[0]?.n).toBeGreaterThan(400);
+    });
+    const rows = await db.pool.query<{ n: number }>(
+      'SELECT count(*)::int AS n FROM read.task_counts',
+    );
+    expect(rows.rows[0]?.n).toBeLessThanOrEqual(3 * 16);
+    expect(await keptCounts(db.pool)).toEqual(await viewCounts(db.pool));
+    const pending = await db.pool.query<{ n: number }>(
+      'SELECT count(*)::int AS n FROM read.task_count_folds',
+    );
+    expect(pending.rows[0]?.n).toBe(0);
+  });
+
   it('recount_tasks() repairs tampered counts from the view', async () => {
     await upsert(db.pool, [
       { tenant: 'acme', task: 't1', state: 'TASK_STATE_SUBMITTED', version: 1 },
