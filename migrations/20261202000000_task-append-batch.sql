@@ -43,7 +43,18 @@ BEGIN
           = (c.t, c.a, c.p, c.m));
   END IF;
 
-  -- 2. The per-stream guards. A transaction older than the one that wrote a stream's last event must not
+  -- 2. The per-stream guards. Existing streams are locked first, in one order for every writer: two batches
+  --    (two replicas granting the same queued task, say) then wait for each other instead of deadlocking,
+  --    and the later one finds the stream moved on (a conflict, decided again on a fresh read).
+  PERFORM 1
+     FROM events.streams st
+     JOIN jsonb_to_recordset(batch -> 'streams') AS x(i integer, t text, s text, e integer)
+       ON st.tenant_id = x.t AND st.stream_id = x.s
+    WHERE x.e > 0 AND NOT (x.i = ANY (duplicate))
+    ORDER BY st.tenant_id, st.stream_id
+      FOR UPDATE OF st;
+
+  -- The guards. A transaction older than the one that wrote a stream's last event must not
   --    append after it (the relay publishes in transaction-id order): that counts as a conflict too.
   WITH s AS (
     SELECT * FROM jsonb_to_recordset(batch -> 'streams')

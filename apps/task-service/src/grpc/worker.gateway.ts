@@ -200,6 +200,7 @@ export class WorkerGateway {
     if (leases.length === 0) {
       return;
     }
+    const countedBefore = new Map(session.inflight);
     const renewed = await this.work
       .renew(session.tenantId, session.agentId, leases, this.config.LEASE_TTL_MS)
       .catch((error: unknown) => {
@@ -220,10 +221,17 @@ export class WorkerGateway {
       this.failedRenewals = 0;
     }
     for (const lease of leases) {
-      // A lease that ended while this renewal ran (the task finished, a release) is no longer counted: it
-      // must not come back into the session's capacity, nor be reported lost to a worker that is done.
-      const counted = session.inflight.get(lease.taskId) === lease.leaseEpoch;
-      if (!renewed.has(lease.taskId) && counted) {
+      // A lease that ended while this renewal ran (the task finished, a release) must not come back into the
+      // session's capacity, nor be reported lost to a worker that is done with it.
+      if (
+        countedBefore.get(lease.taskId) === lease.leaseEpoch &&
+        !session.inflight.has(lease.taskId)
+      ) {
+        continue;
+      }
+      if (renewed.has(lease.taskId)) {
+        session.inflight.set(lease.taskId, lease.leaseEpoch);
+      } else {
         session.send({
           leaseRevoked: {
             taskId: lease.taskId,

@@ -41,6 +41,8 @@ export type CommitListener = (tenantId: string, after: PresentTask) => void;
 interface Pending {
   command: WriteCommand;
   streamId: string;
+  /** The messageId claim's identity, when the command carries one. */
+  claimKey: string | null;
   /** Batches this command was part of that could not write it (conflicts, deadlocks). */
   tries: number;
   resolve: (outcome: WriteOutcome) => void;
@@ -53,6 +55,11 @@ const MAX_BATCH = 256;
 const CACHE_CAPACITY = 4_096;
 /** Batches a command may take part in before its conflicts are reported to the caller. */
 const MAX_TRIES = 5;
+/**
+ * Batches committing at once: while one waits for its commit (the WAL flush), the next is decided and sent.
+ * Their streams and messageIds never overlap.
+ */
+const MAX_IN_FLIGHT = 2;
 /** SQLSTATEs after which the whole batch is simply tried again: nothing of it was committed. */
 const RETRY_BATCH = new Set(['40P01', '40001']);
 
@@ -60,13 +67,19 @@ const RETRY_BATCH = new Set(['40P01', '40001']);
  * The write path of task streams, with group commit (docs/adr/0007-hot-path.md): commands arriving while a
  * batch commits are decided together on their streams' current states (held in a cache, or read in one
  * query) and appended in one statement, each stream under its own expected version. A stream that moved on
- * meanwhile is re-read and decided again; the others are not held back by it. One batch at a time per
- * replica: the commit is the unit of work, its cost shared by every command in it.
+ * meanwhile is re-read and decided again; the others are not held back by it. At most two batches commit at
+ * once per replica, on disjoint streams: the commit is the unit of work, its cost shared by every command in
+ * it.
  */
 @Injectable()
 export class TaskWriter {
   private queue: Pending[] = [];
-  private draining = false;
+  /** A launch is scheduled for the next turn of the event loop. */
+  private scheduled = false;
+  private inFlight = 0;
+  /** Streams and messageIds of the batches in flight: a command on one of them waits for its batch. */
+  private readonly busyStreams = new Set<string>();
+  private readonly busyClaims = new Set<string>();
   private readonly cache = new StreamCache(CACHE_CAPACITY);
   private readonly listeners = new Set<CommitListener>();
 
@@ -78,7 +91,11 @@ export class TaskWriter {
   write(command: WriteCommand): Promise<WriteOutcome> {
     return new Promise((resolve, reject) => {
       const streamId = taskStreamId(command.tenantId, command.taskId);
-      this.queue.push({ command, streamId, tries: 0, resolve, reject });
+      const { claim } = command;
+      const claimKey = claim
+        ? JSON.stringify([command.tenantId, claim.agentId, claim.principalId, claim.messageId])
+        : null;
+      this.queue.push({ command, streamId, claimKey, tries: 0, resolve, reject });
       this.kick();
     });
   }
@@ -99,30 +116,42 @@ export class TaskWriter {
   }
 
   private kick(): void {
-    if (this.draining) {
+    if (this.scheduled || this.inFlight >= MAX_IN_FLIGHT) {
       return;
     }
-    this.draining = true;
-    // Let every request that arrived in this turn of the event loop join the first batch.
-    setImmediate(() => void this.drain());
+    this.scheduled = true;
+    // Let every request that arrived in this turn of the event loop join the batch.
+    setImmediate(() => {
+      this.scheduled = false;
+      this.launch();
+    });
   }
 
-  private async drain(): Promise<void> {
-    try {
-      while (this.queue.length > 0) {
-        await this.run(this.take());
+  /** Starts batches while fewer than MAX_IN_FLIGHT run and there is work not held back by one of them. */
+  private launch(): void {
+    while (this.inFlight < MAX_IN_FLIGHT && this.queue.length > 0) {
+      const batch = this.take();
+      if (batch.length === 0) {
+        return;
       }
-    } finally {
-      this.draining = false;
-      if (this.queue.length > 0) {
-        this.kick();
-      }
+      const claims = batch.flatMap((p) => (p.claimKey === null ? [] : [p.claimKey]));
+      batch.forEach((p) => this.busyStreams.add(p.streamId));
+      claims.forEach((key) => this.busyClaims.add(key));
+      this.inFlight += 1;
+      void this.run(batch).finally(() => {
+        this.inFlight -= 1;
+        batch.forEach((p) => this.busyStreams.delete(p.streamId));
+        claims.forEach((key) => this.busyClaims.delete(key));
+        if (this.queue.length > 0) {
+          this.kick();
+        }
+      });
     }
   }
 
   /**
-   * The next batch: in arrival order, at most one command per stream and per messageId (a later one waits
-   * for the next batch and is decided on what the earlier one wrote).
+   * The next batch: in arrival order, at most one command per stream and per messageId, none on a stream or
+   * messageId of a batch in flight (a later one waits and is decided on what the earlier one wrote).
    */
   private take(): Pending[] {
     const batch: Pending[] = [];
@@ -130,19 +159,12 @@ export class TaskWriter {
     const streams = new Set<string>();
     const claims = new Set<string>();
     for (const pending of this.queue) {
-      const claim = pending.command.claim;
-      const claimKey = claim
-        ? JSON.stringify([
-            pending.command.tenantId,
-            claim.agentId,
-            claim.principalId,
-            claim.messageId,
-          ])
-        : null;
+      const { claimKey } = pending;
       if (
         batch.length >= MAX_BATCH ||
         streams.has(pending.streamId) ||
-        (claimKey !== null && claims.has(claimKey))
+        this.busyStreams.has(pending.streamId) ||
+        (claimKey !== null && (claims.has(claimKey) || this.busyClaims.has(claimKey)))
       ) {
         rest.push(pending);
         continue;

@@ -193,6 +193,32 @@ describe('TaskWriter', () => {
     expect(store.streams.has(taskStreamId('acme', 't2'))).toBe(false);
   });
 
+  it('sends a second batch while the first waits for its commit, never with a stream of the first', async () => {
+    const { store, writer } = setUp();
+    let commit: () => void = () => undefined;
+    store.hold = new Promise<void>((resolve) => {
+      commit = resolve;
+    });
+    const first = writer.write({
+      ...submit('t1'),
+      decide: (s) => decideAll([submitCommand('t1'), lease], s),
+    });
+    await until(() => store.appending === 1);
+    const second = writer.write(submit('t2'));
+    const sameStream = writer.write(update('t1', 'TASK_STATE_WORKING', '1:e'));
+    await until(() => store.appending === 2);
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(store.appending).toBe(2);
+    commit();
+    const outcomes = await Promise.all([first, second, sameStream]);
+    expect(outcomes.map((o) => o.kind)).toEqual(['written', 'written', 'written']);
+    expect(store.batches.map((b) => b.map((c) => c.streamId))).toEqual([
+      [taskStreamId('acme', 't1')],
+      [taskStreamId('acme', 't2')],
+      [taskStreamId('acme', 't1')],
+    ]);
+  });
+
   it('tells commit listeners about every change it wrote', async () => {
     const { writer } = setUp();
     const seen: string[] = [];
@@ -203,6 +229,15 @@ describe('TaskWriter', () => {
     expect(seen).toEqual(['acme/t1@1', 'acme/t2@1']);
   });
 });
+
+async function until(condition: () => boolean): Promise<void> {
+  for (let turns = 0; !condition(); turns++) {
+    if (turns > 100) {
+      throw new Error('condition not reached');
+    }
+    await new Promise((resolve) => setImmediate(resolve));
+  }
+}
 
 function submitCommand(taskId: string): TaskCommand {
   return {

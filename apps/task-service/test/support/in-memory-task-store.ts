@@ -26,6 +26,10 @@ export class InMemoryTaskStore extends TaskStore {
   reads = 0;
   /** Thrown by the next appends, one each, before anything is applied. */
   readonly failNextAppends: Error[] = [];
+  /** While set, appends wait for it (a commit that takes its time). */
+  hold: Promise<void> | null = null;
+  /** Appends under way. */
+  appending = 0;
   /** Called before a batch is applied: a test can move streams on to make it conflict. */
   beforeAppend: (changes: readonly StreamChange[]) => void = () => undefined;
 
@@ -46,10 +50,20 @@ export class InMemoryTaskStore extends TaskStore {
     return Promise.resolve(found);
   }
 
-  append(changes: readonly StreamChange[]): Promise<Map<number, ChangeRefusal>> {
+  async append(changes: readonly StreamChange[]): Promise<Map<number, ChangeRefusal>> {
+    this.appending += 1;
+    try {
+      await this.hold;
+      return this.apply(changes);
+    } finally {
+      this.appending -= 1;
+    }
+  }
+
+  private apply(changes: readonly StreamChange[]): Map<number, ChangeRefusal> {
     const failure = this.failNextAppends.shift();
     if (failure) {
-      return Promise.reject(failure);
+      throw failure;
     }
     this.beforeAppend(changes);
     this.batches.push([...changes]);
@@ -75,7 +89,7 @@ export class InMemoryTaskStore extends TaskStore {
         this.messageIds.set(claimKey, { taskId: change.claim.taskId, digest: change.claim.digest });
       }
     });
-    return Promise.resolve(refused);
+    return refused;
   }
 
   findMessageId(
