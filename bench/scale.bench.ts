@@ -13,14 +13,22 @@
  * - ListTasks by contextId (a random context);
  * - ListTasks deep page: a pageToken at a random task, anywhere in the listing.
  *
- * after a warm-up of every scenario, and the platform process's RSS while the load runs and when idle before and
- * after it. After seeding (and before measuring) it runs VACUUM ANALYZE and CHECKPOINT, so that the measurement
- * meets a settled database, as autovacuum and the checkpointer leave it, not the seeding's background work. Options: `--small N` (default 10000), `--large N`
- * (1000000), `--seconds N` per scenario (15, spread over `--rounds N` rounds of every scenario in turn, 3),
+ * after a warm-up of every scenario, and the platform process's memory before and after the load (VmRSS and the
+ * JS heap in use, each after two full garbage collections requested through its inspector, which the bench enables
+ * with `--inspect` on a free loopback port) and its VmRSS while the load runs. After seeding (and before
+ * measuring) it runs VACUUM ANALYZE and CHECKPOINT, so that the measurement meets a settled database, as
+ * autovacuum and the checkpointer leave it, not the seeding's background work. Options: `--small N` (10000),
+ * `--large N` (1000000), `--seconds N` per scenario (15, over `--rounds N` rounds of every scenario in turn, 3),
  * `--warmup N` seconds per scenario (5), `--concurrency N` (4), `--batch N` tasks per seeding transaction (20000).
  */
 import { encodeListPageToken } from '@lib/a2a-protocol';
-import { createTestDatabase, sleep, startStandalone, type TestDatabase } from '@lib/testing';
+import {
+  createTestDatabase,
+  freePort,
+  sleep,
+  startStandalone,
+  type TestDatabase,
+} from '@lib/testing';
 import { execFileSync } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { loadavg } from 'node:os';
@@ -251,16 +259,83 @@ function merged(a: Measured, b: Measured): Measured {
   };
 }
 
-/** VmRSS two idle seconds after the load stopped (MiB): frozen at whatever point of its GC cycle it was. */
-async function settledRss(pid: number): Promise<number> {
-  await sleep(2_000);
-  return rssMiB(pid) ?? Number.NaN;
+/** The little of the WHATWG WebSocket this file uses (global in Node 22, behind --experimental-websocket in 20). */
+interface InspectorSocket {
+  send(data: string): void;
+  close(): void;
+  addEventListener(type: 'open' | 'error', listener: () => void): void;
+  addEventListener(type: 'message', listener: (event: { data: unknown }) => void): void;
+}
+type InspectorSocketClass = new (url: string) => InspectorSocket;
+
+/**
+ * Calls Chrome DevTools Protocol methods, one after another, on the process whose inspector listens on `port`,
+ * and returns their results. Null when this Node has no WebSocket client.
+ */
+async function inspectorCalls(port: number, methods: string[]): Promise<unknown[] | null> {
+  const Socket = (globalThis as { WebSocket?: InspectorSocketClass }).WebSocket;
+  if (Socket === undefined) {
+    return null;
+  }
+  const targets = (await (await fetch(`http://127.0.0.1:${port}/json/list`)).json()) as {
+    webSocketDebuggerUrl?: string;
+  }[];
+  const socket = new Socket(targets[0]?.webSocketDebuggerUrl ?? '');
+  const pending = new Map<number, (result: unknown) => void>();
+  socket.addEventListener('message', (event) => {
+    const reply = JSON.parse(String(event.data)) as { id?: number; result?: unknown };
+    if (reply.id !== undefined) {
+      pending.get(reply.id)?.(reply.result);
+    }
+  });
+  await new Promise<void>((resolve, reject) => {
+    socket.addEventListener('open', () => resolve());
+    socket.addEventListener('error', () => reject(new Error(`no inspector on port ${port}`)));
+  });
+  try {
+    const results: unknown[] = [];
+    for (const [index, method] of methods.entries()) {
+      results.push(
+        await new Promise((resolve) => {
+          pending.set(index, resolve);
+          socket.send(JSON.stringify({ id: index, method }));
+        }),
+      );
+    }
+    return results;
+  } finally {
+    socket.close();
+  }
+}
+
+/** The platform process's memory once its garbage is collected: VmRSS and the JS heap in use (MiB). */
+interface Memory {
+  rss: number;
+  heapUsed: number | null;
+}
+
+/**
+ * Memory of the platform process after two full garbage collections (through its inspector), so that a reading
+ * does not depend on where in its GC cycle the load left the heap. Without a WebSocket client: VmRSS 2 s idle.
+ */
+async function memoryAfterGc(pid: number, inspectPort: number): Promise<Memory> {
+  const results = await inspectorCalls(inspectPort, [
+    'HeapProfiler.collectGarbage',
+    'HeapProfiler.collectGarbage',
+    'Runtime.getHeapUsage',
+  ]);
+  await sleep(results === null ? 2_000 : 500);
+  const usage = results?.[2] as { usedSize?: number } | undefined;
+  return {
+    rss: rssMiB(pid) ?? Number.NaN,
+    heapUsed: usage?.usedSize === undefined ? null : usage.usedSize / 1024 / 1024,
+  };
 }
 
 interface SizeResult {
   tasks: number;
-  rssBefore: number;
-  rssAfter: number;
+  before: Memory;
+  after: Memory;
   /** VmRSS every 250 ms during the measured load, ascending (MiB). */
   rssDuring: number[];
   load: string;
@@ -270,15 +345,16 @@ interface SizeResult {
 async function measureSize(
   pool: Pool,
   url: string,
-  pid: number,
+  platform: { pid: number; inspectPort: number },
   tasks: number,
   options: Options,
 ): Promise<SizeResult> {
+  const { pid, inspectPort } = platform;
   const sample = await sampleTasks(pool);
   for (const scenario of SCENARIOS) {
     await measure(url, scenario, sample, options.concurrency, options.warmupSeconds * 1_000);
   }
-  const rssBefore = await settledRss(pid);
+  const before = await memoryAfterGc(pid, inspectPort);
   const load = loadavg()
     .map((n) => n.toFixed(2))
     .join(', ');
@@ -310,9 +386,9 @@ async function measureSize(
     );
   }
   clearInterval(sampler);
-  const rssAfter = await settledRss(pid);
+  const after = await memoryAfterGc(pid, inspectPort);
   rssDuring.sort((a, b) => a - b);
-  return { tasks, rssBefore, rssAfter, rssDuring, load, results };
+  return { tasks, before, after, rssDuring, load, results };
 }
 
 async function settle(pool: Pool): Promise<void> {
@@ -505,43 +581,43 @@ function report(small: SizeResult, large: SizeResult, options: Options): boolean
     ),
   );
   console.log('');
-  console.log('## Platform process RSS (MiB, VmRSS of the standalone process)');
-  const median = (r: SizeResult): number => percentile(r.rssDuring, 50);
-  const growth = median(large) / median(small) - 1;
-  const idleGrowth = large.rssAfter / small.rssBefore - 1;
+  console.log('## Platform process memory (MiB; RSS = VmRSS of the standalone process)');
+  const growth = large.after.rss / small.before.rss - 1;
   ok &&= Math.abs(growth) <= RSS_TARGET;
   console.log(
     table(
       [
         'tasks',
         'load average before',
-        'idle, before the load',
-        'during the load: median',
-        'p90',
-        'max',
-        'idle, after the load',
+        'before the load: RSS',
+        'JS heap',
+        'during the load: RSS median',
+        'RSS max',
+        'after the load: RSS',
+        'JS heap',
       ],
       [small, large].map((r) => [
         r.tasks.toLocaleString('en-US'),
         r.load,
-        fmt(r.rssBefore),
-        fmt(median(r)),
-        fmt(percentile(r.rssDuring, 90)),
+        fmt(r.before.rss),
+        fmt(r.before.heapUsed),
+        fmt(percentile(r.rssDuring, 50)),
         fmt(r.rssDuring.at(-1)),
-        fmt(r.rssAfter),
+        fmt(r.after.rss),
+        fmt(r.after.heapUsed),
       ]),
     ),
   );
   const signed = (x: number): string => `${x >= 0 ? '+' : ''}${fmt(100 * x)} %`;
-  const perTask = ((median(large) - median(small)) * 1024 * 1024) / (large.tasks - small.tasks);
+  const perTask =
+    ((large.after.rss - small.before.rss) * 1024 * 1024) / (large.tasks - small.tasks);
   console.log(
-    `median during the load, ${l} vs ${s} tasks: ${signed(growth)} (target within ±${100 * RSS_TARGET} %); ` +
-      `idle after the ${l}-task load vs idle before the ${s}-task load: ${signed(idleGrowth)}; ` +
-      `per task added: ${fmt(perTask, 1)} bytes`,
+    `RSS after the ${l}-task load vs before the ${s}-task load: ${signed(growth)} (target within ±${100 * RSS_TARGET} %), ` +
+      `${fmt(perTask, 1)} bytes per task added`,
   );
   console.log(
-    'RSS is sampled every 250 ms while the scenarios run; an idle value is read 2 s after the load stops and\n' +
-      'stays wherever the garbage collector left the heap (it does not shrink back while idle).',
+    'Before and after: two full garbage collections through the inspector, then VmRSS and the JS heap in use\n' +
+      '(without a WebSocket client in the bench: VmRSS 2 s idle, JS heap "-"). During: VmRSS every 250 ms.',
   );
   console.log('');
   console.log(ok ? 'targets met' : 'TARGETS NOT MET');
@@ -562,7 +638,12 @@ async function main(): Promise<number> {
       (await db.pool.query<{ version: string }>('SELECT version()')).rows[0]?.version ?? '?';
     printMachine(pgVersion);
     console.log(`uptime at start: ${uptime()}`);
-    platform = await startStandalone({ POSTGRES_URL: db.url });
+    // The inspector is only used to collect garbage before reading memory (memoryAfterGc).
+    const inspectPort = await freePort();
+    platform = await startStandalone(
+      { POSTGRES_URL: db.url },
+      { nodeArgs: [`--inspect=127.0.0.1:${inspectPort}`] },
+    );
     const pid = platform.process.pid ?? 0;
     const url = `${platform.baseUrl}/agents/${TENANT}/${AGENT}/jsonrpc`;
     console.log(`platform ready (pid ${pid}), RSS ${fmt(rssMiB(pid))} MiB`);
@@ -599,13 +680,13 @@ async function main(): Promise<number> {
     };
 
     await seed(0, options.small);
-    const small = await measureSize(db.pool, url, pid, options.small, options);
+    const small = await measureSize(db.pool, url, { pid, inspectPort }, options.small, options);
     const smallPlans = await explainScenarios(db.pool, await sampleTasks(db.pool));
     await seed(options.small, options.large);
     console.log('');
     console.log(await tableSizes(db.pool));
     console.log('');
-    const large = await measureSize(db.pool, url, pid, options.large, options);
+    const large = await measureSize(db.pool, url, { pid, inspectPort }, options.large, options);
     const largePlans = await explainScenarios(db.pool, await sampleTasks(db.pool));
     for (const [tasks, plans] of [
       [options.small, smallPlans],
