@@ -3,17 +3,19 @@
  *
  * `node dist/bench/fanout.bench.js subscribers [options]` (ADR 0008): many SSE subscribers on one ingress
  * replica, sharing one log read per task. A throw-away database with the demo tenant, one task-service and
- * one ingress process from `dist/`; `--tasks` countdown tasks wait (no worker yet); the ingress's RSS, the
- * database's commits/s and tuples returned/s and the CPU of the ingress and its Postgres backends with no
- * subscriber, then with `--subscribers` SubscribeToTask streams (JSON-RPC SSE, one raw `http.request` per
- * stream, keep-alive off) open and idle; then a countdown worker runs every task and the bench takes, for
- * every event every stream receives, receive time − `events.messages.recorded_at` (the insert, just before
- * the commit) and receive time − the task notice at the bench's own LISTEN connection (≈ the commit). Every
- * stream is checked against the log (exactly the client-visible generations after its snapshot, in order,
- * ending with the task's last status). Raises its own `ulimit -n` (re-running itself under `sh -c ulimit`)
- * when the hard limit allows. Options: `--subscribers N` (10000), `--tasks N` (100), `--opening N` (200
- * waiting for a snapshot at once), `--idle-seconds N` (10), `--count N` (5 steps), `--step-ms N` (2000, ±20 %
- * per task), `--logs`. Needs only Postgres.
+ * one ingress process from `dist/`; `--tasks` tasks wait (no worker yet); the ingress's RSS (as it is, and
+ * after a full GC the bench asks for), the database's commits/s and tuples returned/s and the CPU of the
+ * ingress and its Postgres backends with no subscriber, then with `--subscribers` SubscribeToTask streams
+ * (JSON-RPC SSE, one raw `http.request` per stream, keep-alive off) open and idle. Then the bench becomes the
+ * agent's worker (RawWorker of @lib/testing), takes every lease and publishes WORKING status updates through
+ * the task-service at each of `--rates` per second for `--level-seconds`, then COMPLETED for every task; for
+ * every event every stream receives: receive time − `events.messages.recorded_at` (the insert, just before
+ * the commit), − the moment the PublishUpdate that wrote it returned (commit acknowledged), and − the task
+ * notice at the bench's own LISTEN connection. Every stream is checked against the log (exactly the
+ * client-visible generations after its snapshot, in order, ending with the task's last status). Raises its
+ * own `ulimit -n` (re-running itself under `sh -c ulimit`) when the hard limit allows. Options:
+ * `--subscribers N` (10000), `--tasks N` (100), `--opening N` (200 waiting for a snapshot at once),
+ * `--idle-seconds N` (10), `--rates 10,20,50`, `--level-seconds N` (15), `--logs`. Needs only Postgres.
  *
  * Default (no scenario): the mechanisms compared, i.e. what wakes the ingress replicas when a task's stream
  * moves (`npm run build && node dist/bench/fanout.bench.js`; DESIGN.md "Live updates across replicas",
@@ -70,9 +72,9 @@ import {
   KAFKA_VERSION,
   kafkaBrokers,
   PlatformProcess,
+  RawWorker,
   repoRoot,
   sleep,
-  startAgentWorker,
   startIngress,
   startTaskService,
   uniqueTopic,
@@ -82,9 +84,9 @@ import { AGENT_PROFILES } from '@lib/worker-sdk';
 import { Kafka, logLevel, Partitioners, type Producer } from 'kafkajs';
 import { fork, spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes, randomUUID } from 'node:crypto';
-import { readFileSync } from 'node:fs';
+import { readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { Agent as HttpAgent, request as httpRequest } from 'node:http';
-import { loadavg } from 'node:os';
+import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { monitorEventLoopDelay, performance } from 'node:perf_hooks';
 import { Client, Pool, type PoolClient } from 'pg';
@@ -1634,8 +1636,9 @@ interface SubscriberOptions {
   tasks: number;
   opening: number;
   idleSeconds: number;
-  count: number;
-  stepMs: number;
+  /** Status updates per second over all tasks, one load level each. */
+  rates: number[];
+  levelSeconds: number;
   logs: boolean;
 }
 
@@ -1666,12 +1669,12 @@ function parseSubscriberOptions(argv: string[]): SubscriberOptions {
     tasks: 100,
     opening: 200,
     idleSeconds: 10,
-    count: 5,
-    stepMs: 2_000,
+    rates: [10, 20, 50],
+    levelSeconds: 15,
     logs: false,
   };
   const known =
-    '--subscribers N, --tasks N, --opening N, --idle-seconds N, --count N (1..100), --step-ms N (10..10000), --logs';
+    '--subscribers N, --tasks N, --opening N, --idle-seconds N, --rates 10,20,50, --level-seconds N, --logs';
   for (let i = 0; i < argv.length; i++) {
     const flag = argv[i] ?? '';
     const value = argv[i + 1];
@@ -1696,12 +1699,17 @@ function parseSubscriberOptions(argv: string[]): SubscriberOptions {
       case '--idle-seconds':
         options.idleSeconds = integer(1, 300);
         break;
-      case '--count':
-        // The countdown agent clamps N to 1..100 (apps/agents/src/countdown.agent.ts).
-        options.count = integer(1, 100);
+      case '--rates':
+        options.rates = String(value)
+          .split(',')
+          .map((rate) => Number(rate));
+        if (options.rates.some((rate) => !Number.isInteger(rate) || rate < 1 || rate > 2_000)) {
+          throw new Error(`--rates needs integers in 1..2000, got ${String(value)}`);
+        }
+        i++;
         break;
-      case '--step-ms':
-        options.stepMs = integer(10, 10_000);
+      case '--level-seconds':
+        options.levelSeconds = integer(1, 300);
         break;
       case '--logs':
         options.logs = true;
@@ -1731,6 +1739,56 @@ function openFileLimits(): { soft: number; hard: number } | null {
   } catch {
     return null;
   }
+}
+
+/**
+ * Loaded into the ingress (`NODE_OPTIONS=--require`): on SIGWINCH (which Nest does not handle and whose
+ * default is to be ignored) it runs a full garbage collection through an in-process inspector session and
+ * prints the process's memory, so that "memory per idle subscriber" counts what the subscribers hold, not
+ * garbage the opening left behind.
+ */
+const GC_PRELOAD = `
+const { Session } = require('node:inspector');
+const session = new Session();
+session.connect();
+session.post('HeapProfiler.enable');
+process.on('SIGWINCH', () => {
+  session.post('HeapProfiler.collectGarbage', () => {
+    console.log('bench-memory ' + JSON.stringify(process.memoryUsage()));
+  });
+});
+`;
+
+interface MemoryAfterGc {
+  rssMiB: number;
+  heapUsedMiB: number;
+  heapTotalMiB: number;
+  externalMiB: number;
+}
+
+/** Asks the ingress (started with GC_PRELOAD) for a full GC, then reads its memory; null if it does not answer. */
+async function memoryAfterGc(proc: PlatformProcess): Promise<MemoryAfterGc | null> {
+  const lines = (): string[] => proc.log.split('\n').filter((l) => l.startsWith('bench-memory '));
+  const before = lines().length;
+  process.kill(proc.pid ?? 0, 'SIGWINCH');
+  const deadline = performance.now() + 20_000;
+  while (lines().length === before && performance.now() < deadline) {
+    await sleep(100);
+  }
+  const line = lines().at(-1);
+  if (lines().length === before || line === undefined) {
+    return null;
+  }
+  // RSS right after the collection: V8 gives the freed pages back (or not) on its own schedule.
+  await sleep(500);
+  const usage = JSON.parse(line.slice('bench-memory '.length)) as NodeJS.MemoryUsage;
+  const mib = (bytes: number): number => bytes / 1024 / 1024;
+  return {
+    rssMiB: rssMiB(proc.pid ?? 0) ?? mib(usage.rss),
+    heapUsedMiB: mib(usage.heapUsed),
+    heapTotalMiB: mib(usage.heapTotal),
+    externalMiB: mib(usage.external),
+  };
 }
 
 /**
@@ -1961,7 +2019,6 @@ function subscribe(endpoint: SseEndpoint, task: number, taskId: string): OpenSub
 interface SsePids {
   ingress: number;
   taskService: number;
-  worker: number | null;
 }
 
 interface SseSample {
@@ -1973,7 +2030,6 @@ interface SseSample {
     ingress: number;
     pgIngress: number;
     taskService: number;
-    worker: number;
     client: number;
     machine: number | null;
   };
@@ -1999,7 +2055,6 @@ async function sseSample(pool: Pool, pids: SsePids): Promise<SseSample> {
       ingress: processTicks(pids.ingress) ?? NaN,
       pgIngress: sum(ticksByPid(backends.rows.map((r) => r.pid))),
       taskService: processTicks(pids.taskService) ?? NaN,
-      worker: pids.worker === null ? 0 : (processTicks(pids.worker) ?? NaN),
       client: processTicks(process.pid) ?? NaN,
       machine: machineBusyTicks(),
     },
@@ -2032,7 +2087,6 @@ function sseWindow(from: SseSample, to: SseSample): SseWindow {
       ingress: percent('ingress'),
       pgIngress: percent('pgIngress'),
       taskService: percent('taskService'),
-      worker: percent('worker'),
       client: percent('client'),
       machine: percent('machine'),
     },
@@ -2133,6 +2187,118 @@ function checkSubscriber(record: Subscriber, log: LogEntry[]): string | null {
   return null;
 }
 
+/** One status update the bench published as the worker: when its commit was acknowledged, and its level. */
+interface Published {
+  level: number;
+  ackedAt: number;
+}
+
+/**
+ * The bench as the agent's worker (the raw WorkerService client of @lib/testing): it takes every task's lease
+ * and publishes status updates on a schedule of its own, through the task-service's real write path
+ * (decide → append → NOTIFY), so that the load on the streams is exactly the rate asked for and not bursts of
+ * tasks starting together. Heart-beats every second.
+ */
+class ScheduledWorker {
+  private readonly raw: RawWorker;
+  /** Task id → lease epoch. */
+  readonly leases = new Map<string, number>();
+  /** `<task id>/<version>` → the update that wrote that generation. */
+  readonly published = new Map<string, Published>();
+  failures = 0;
+  private heartbeat: NodeJS.Timeout | null = null;
+
+  constructor(target: string, secret: string) {
+    this.raw = new RawWorker(target, secret);
+  }
+
+  /** Connects and waits for the lease of every task in `taskIds`. */
+  async start(taskIds: string[]): Promise<void> {
+    await this.raw.connect(taskIds.length + 10);
+    const wanted = new Set(taskIds);
+    while ([...wanted].some((id) => !this.leases.has(id))) {
+      const assignment = await this.raw.nextAssignment(60_000);
+      this.leases.set(assignment.taskId, Number(assignment.leaseEpoch));
+    }
+    this.heartbeat = setInterval(() => {
+      this.raw.heartbeat([...this.leases].map(([taskId, leaseEpoch]) => ({ taskId, leaseEpoch })));
+    }, 1_000);
+  }
+
+  /** Publishes one status; records when its commit was acknowledged. */
+  async publish(
+    taskId: string,
+    state: 'TASK_STATE_WORKING' | 'TASK_STATE_COMPLETED',
+    level: number,
+    text: string,
+  ): Promise<void> {
+    try {
+      const version = await this.raw.publishStatus(taskId, this.leases.get(taskId) ?? 0, {
+        state,
+        timestamp: new Date().toISOString(),
+        message: { messageId: randomUUID(), role: 'ROLE_AGENT', parts: [{ text }] },
+      });
+      this.published.set(`${taskId}/${version}`, { level, ackedAt: wallMs() });
+    } catch {
+      this.failures++;
+    }
+  }
+
+  /**
+   * `rate` updates per second for `seconds`, open loop (a late update does not delay the next), the tasks
+   * taken in turn; `level` tags them.
+   */
+  async run(taskIds: string[], rate: number, seconds: number, level: number): Promise<void> {
+    const total = Math.round(rate * seconds);
+    const started = performance.now();
+    const inFlight = new Set<Promise<void>>();
+    for (let k = 0; k < total; k++) {
+      const wait = started + (k * 1_000) / rate - performance.now();
+      if (wait > 0) {
+        await sleep(wait);
+      }
+      const taskId = taskIds[k % taskIds.length] ?? '';
+      const publishing = this.publish(
+        taskId,
+        'TASK_STATE_WORKING',
+        level,
+        `update ${k} at ${rate}/s`,
+      );
+      inFlight.add(publishing);
+      void publishing.finally(() => inFlight.delete(publishing));
+    }
+    await Promise.all(inFlight);
+  }
+
+  /** Completes every task, `rate` per second. */
+  async complete(taskIds: string[], rate: number, level: number): Promise<void> {
+    const started = performance.now();
+    await Promise.all(
+      taskIds.map(async (taskId, k) => {
+        await sleep(Math.max(0, started + (k * 1_000) / rate - performance.now()));
+        await this.publish(taskId, 'TASK_STATE_COMPLETED', level, 'done');
+      }),
+    );
+  }
+
+  stop(): void {
+    if (this.heartbeat) {
+      clearInterval(this.heartbeat);
+    }
+    this.raw.disconnect();
+  }
+}
+
+interface LevelFigures {
+  label: string;
+  rate: number;
+  window: SseWindow;
+  latency: number[];
+  sinceAck: number[];
+  sinceNotice: number[];
+  loopDelayP99Ms: number;
+}
+
 async function runSubscribers(argv: string[]): Promise<number> {
   const options = parseSubscriberOptions(argv);
   const rerun = await rerunWithFileLimit(argv, options.subscribers);
@@ -2146,18 +2312,23 @@ async function runSubscribers(argv: string[]): Promise<number> {
     `# Live fan-out: ${options.subscribers} SSE subscribers on one ingress replica (shared per-task reads, ADR 0008)`,
   );
   console.log(
-    `${options.tasks} countdown tasks ("${options.count}", stepMs ${options.stepMs} ± 20 % per task), ` +
-      `~${perTask.toFixed(0)} SubscribeToTask streams per task over JSON-RPC SSE, at most ${options.opening} opening at once; ` +
-      `idle windows of ${options.idleSeconds} s; open files: ${JSON.stringify(openFileLimits())}`,
+    `${options.tasks} tasks, ~${perTask.toFixed(0)} SubscribeToTask streams per task over JSON-RPC SSE (at most ` +
+      `${options.opening} opening at once); idle windows of ${options.idleSeconds} s; then status updates at ` +
+      `${options.rates.join(', ')}/s over all tasks for ${options.levelSeconds} s each (× ${perTask.toFixed(0)} ` +
+      `deliveries); open files: ${JSON.stringify(openFileLimits())}`,
   );
   calibrateWallClock();
   const db = await createTestDatabase('bench_fanout_sse');
   const processes: PlatformProcess[] = [];
   const streams: OpenSubscriber[] = [];
   let listener: NoticeListener | null = null;
+  let worker: ScheduledWorker | null = null;
   const agent = new HttpAgent({ keepAlive: false, maxSockets: Infinity });
+  const preload = join(tmpdir(), `fanout-bench-gc-${process.pid}.js`);
   const stopAll = async (): Promise<void> => {
+    rmSync(preload, { force: true });
     streams.forEach((s) => s.abort());
+    worker?.stop();
     await listener?.stop();
     for (const proc of [...processes].reverse()) {
       await proc.stop();
@@ -2198,9 +2369,11 @@ async function runSubscribers(argv: string[]): Promise<number> {
       REPLICA_ID: 'bench-fanout',
     });
     processes.push(taskService.process);
-    const ingress = await startIngress({ POSTGRES_URL: appUrl(SSE_INGRESS_APP) }, [
-      taskService.commandTarget,
-    ]);
+    writeFileSync(preload, GC_PRELOAD);
+    const ingress = await startIngress(
+      { POSTGRES_URL: appUrl(SSE_INGRESS_APP), NODE_OPTIONS: `--require ${preload}` },
+      [taskService.commandTarget],
+    );
     processes.push(ingress.process);
     const base = new URL(ingress.baseUrl);
     const endpoint: SseEndpoint = {
@@ -2212,7 +2385,6 @@ async function runSubscribers(argv: string[]): Promise<number> {
     const pids: SsePids = {
       ingress: ingress.process.pid ?? 0,
       taskService: taskService.process.pid ?? 0,
-      worker: null,
     };
 
     // The bench's own LISTEN connection: when each task notice (≈ the commit) became visible to a listener.
@@ -2227,23 +2399,14 @@ async function runSubscribers(argv: string[]): Promise<number> {
     });
     await listener.start();
 
-    // Tasks that wait: no countdown worker is connected yet, so they stay SUBMITTED (queued) and idle.
+    // Tasks that wait: no worker is connected yet, so they stay SUBMITTED (queued) and idle.
     const rssEmpty = rssMiB(pids.ingress);
     const taskIds: string[] = [];
     for (let i = 0; i < options.tasks; i++) {
-      // Step times spread ±20 % so that the tasks' steps drift apart instead of landing together.
-      const stepMs = Math.round(
-        options.stepMs * (0.8 + (0.4 * i) / Math.max(1, options.tasks - 1)),
-      );
       const answer = (await postRpc(
         endpoint,
         sseRpcBody('SendMessage', {
-          message: {
-            messageId: randomUUID(),
-            role: 'ROLE_USER',
-            parts: [{ text: String(options.count) }],
-            metadata: { stepMs },
-          },
+          message: { messageId: randomUUID(), role: 'ROLE_USER', parts: [{ text: `task ${i}` }] },
           configuration: { returnImmediately: true },
         }),
         30_000,
@@ -2257,6 +2420,7 @@ async function runSubscribers(argv: string[]): Promise<number> {
     console.error(`${options.tasks} tasks submitted; baseline for ${options.idleSeconds} s`);
     await sleep(PG_STATS_LAG_MS);
     const baseline = await measureWindow(db.pool, pids, options.idleSeconds);
+    const baselineGc = await memoryAfterGc(ingress.process);
 
     // Open every stream: one per task in turn, at most `opening` waiting for their snapshot.
     const openStarted = wallMs();
@@ -2293,6 +2457,7 @@ async function runSubscribers(argv: string[]): Promise<number> {
     );
     await sleep(PG_STATS_LAG_MS);
     const idle = await measureWindow(db.pool, pids, options.idleSeconds);
+    const idleGc = await memoryAfterGc(ingress.process);
     const connectionsIdle = (
       await db.pool.query<{ name: string; n: string }>(
         `SELECT application_name AS name, count(*) AS n FROM pg_stat_activity
@@ -2302,42 +2467,53 @@ async function runSubscribers(argv: string[]): Promise<number> {
       .map((r) => `${r.name || 'bench'} ${r.n}`)
       .join(', ');
 
-    // Live: the worker connects and runs every task; each step is a WORKING status and an artifact chunk.
-    const loop = monitorEventLoopDelay({ resolution: 10 });
-    loop.enable();
-    const liveStarted = wallMs();
-    const before = await sseSample(db.pool, pids);
-    const worker = await startAgentWorker(
-      'countdown',
-      taskService.workerTarget,
-      SSE_WORKER_SECRET,
-      {
-        WORKER_CONCURRENCY: String(options.tasks + 10),
-      },
-    );
-    processes.push(worker);
-    pids.worker = worker.pid ?? null;
-    const liveTimeoutMs = options.count * options.stepMs * 1.2 * 4 + 60_000;
+    // Live: the bench takes every lease (hidden events only), then publishes status updates level by level.
+    worker = new ScheduledWorker(taskService.workerTarget, SSE_WORKER_SECRET);
+    await worker.start(taskIds);
+    await sleep(2_000);
+    const levels: LevelFigures[] = [];
+    const liveStarted = await sseSample(db.pool, pids);
+    for (const [level, rate] of options.rates.entries()) {
+      console.error(`level ${rate}/s for ${options.levelSeconds} s`);
+      const loop = monitorEventLoopDelay({ resolution: 10 });
+      loop.enable();
+      const from = await sseSample(db.pool, pids);
+      await worker.run(taskIds, rate, options.levelSeconds, level);
+      // Let the last deliveries of the level arrive before the next one starts.
+      await sleep(1_000);
+      const to = await sseSample(db.pool, pids);
+      loop.disable();
+      levels.push({
+        label: `${rate}/s`,
+        rate,
+        window: sseWindow(from, to),
+        latency: [],
+        sinceAck: [],
+        sinceNotice: [],
+        loopDelayP99Ms: loop.percentile(99) / 1e6,
+      });
+    }
+    const completion = options.rates.length;
+    const completionRate = Math.max(...options.rates);
+    await worker.complete(taskIds, completionRate, completion);
+    const liveTimeoutMs = 60_000;
     const ended = await Promise.race([
       Promise.all(streams.map((s) => s.done)).then(() => true),
       sleep(liveTimeoutMs).then(() => false),
     ]);
-    const after = await sseSample(db.pool, pids);
-    loop.disable();
-    const liveEnded = wallMs();
+    const liveEnded = await sseSample(db.pool, pids);
     if (!ended) {
-      console.error(`streams still open after ${liveTimeoutMs} ms: aborting them`);
+      console.error(`streams still open ${liveTimeoutMs} ms after the last update: aborting them`);
       streams.forEach((s) => s.abort());
     }
-    const live = sseWindow(before, after);
     // Commits reach pg_stat_database late (PG_STATS_LAG_MS): count them later, less the idle rate meanwhile.
-    const lagStarted = wallMs();
     await sleep(PG_STATS_LAG_MS);
     const late = await sseSample(db.pool, pids);
+    const liveSeconds = (liveEnded.at - liveStarted.at) / 1_000;
     const liveCommits =
       late.commits -
-      before.commits -
-      (idle.window.commitsPerSecond * (late.at - lagStarted)) / 1_000;
+      liveStarted.commits -
+      (idle.window.commitsPerSecond * (late.at - liveEnded.at)) / 1_000;
     const rssAfter = rssMiB(pids.ingress);
 
     // ---- results: every stream against the log
@@ -2345,9 +2521,8 @@ async function runSubscribers(argv: string[]): Promise<number> {
     const states = await finalStates(db.pool, taskIds);
     const problems = new Map<string, number>();
     let complete = 0;
-    const latency: number[] = [];
-    const sinceNotice: number[] = [];
     let deliveries = 0;
+    const completionLatency: number[] = [];
     for (const { record } of streams) {
       const log = logs[record.task] ?? [];
       const problem = checkSubscriber(record, log);
@@ -2357,35 +2532,39 @@ async function runSubscribers(argv: string[]): Promise<number> {
         const kind = problem.replace(/[\d,]+/g, 'N').slice(0, 100);
         problems.set(kind, (problems.get(kind) ?? 0) + 1);
       }
+      const taskId = taskIds[record.task] ?? '';
       const recordedAt = new Map(log.map((e) => [e.version, e.atMs]));
-      const taskNotices = notices.get(taskIds[record.task] ?? '') ?? [];
+      const taskNotices = notices.get(taskId) ?? [];
       record.ids.forEach((id, i) => {
-        const at = record.at[i] ?? NaN;
         deliveries++;
-        latency.push(at - (recordedAt.get(id) ?? NaN));
+        const at = record.at[i] ?? NaN;
+        const published = worker?.published.get(`${taskId}/${id}`);
+        const figures = published === undefined ? undefined : levels[published.level];
+        const latency = at - (recordedAt.get(id) ?? NaN);
+        if (published?.level === completion) {
+          completionLatency.push(latency);
+        }
+        if (figures === undefined || published === undefined) {
+          return;
+        }
+        figures.latency.push(latency);
+        figures.sinceAck.push(at - published.ackedAt);
         // The first notice naming this generation or a later one.
         const notice = taskNotices.find(([v]) => v >= id);
         if (notice) {
-          sinceNotice.push(at - notice[1]);
+          figures.sinceNotice.push(at - notice[1]);
         }
       });
     }
-    const sortedLatency = ascending(latency.filter(Number.isFinite));
-    const sortedNotice = ascending(sinceNotice.filter(Number.isFinite));
-    const liveEvents = logs.reduce(
-      (n, log) => n + log.filter((e) => e.atMs >= liveStarted - 1_000).length,
-      0,
-    );
-    const visibleEvents = logs.reduce(
-      (n, log) =>
-        n + log.filter((e) => e.atMs >= liveStarted - 1_000 && VISIBLE_EVENTS.has(e.type)).length,
-      0,
-    );
     const leasedAgain = logs.filter(
       (log) => log.filter((e) => e.type === 'TaskLeaseGranted').length > 1,
     ).length;
     const expiries = logs.reduce(
       (n, log) => n + log.filter((e) => e.type === 'TaskLeaseExpired').length,
+      0,
+    );
+    const logEvents = logs.reduce(
+      (n, log) => n + log.filter((e) => e.atMs >= liveStarted.at).length,
       0,
     );
 
@@ -2421,10 +2600,13 @@ async function runSubscribers(argv: string[]): Promise<number> {
     const idleRow = (
       label: string,
       m: { window: SseWindow; rssMiB: number; rssMaxMiB: number },
+      gc: MemoryAfterGc | null,
     ): string[] => [
       label,
       fmt(m.window.seconds),
       fmt(m.rssMiB),
+      fmt(gc?.rssMiB),
+      fmt(gc?.heapUsedMiB),
       fmt(m.window.commitsPerSecond),
       fmt(m.window.tuplesReturnedPerSecond, 0),
       fmt(m.window.cpuPercent.ingress),
@@ -2437,91 +2619,97 @@ async function runSubscribers(argv: string[]): Promise<number> {
           'phase',
           'window s',
           'ingress RSS MiB (mean)',
+          'RSS after full GC',
+          'JS heap used after GC',
           'PG commits/s (bench DB)',
           'PG tuples returned/s',
           'ingress CPU %',
           'ingress PG backends CPU %',
           'machine CPU %',
         ],
-        [idleRow('no subscriber', baseline), idleRow(`${opened.length} subscribers, idle`, idle)],
+        [
+          idleRow('no subscriber', baseline, baselineGc),
+          idleRow(`${opened.length} subscribers, idle`, idle, idleGc),
+        ],
       ),
     );
+    const perSubscriber = (mib: number): string =>
+      fmt((mib * 1024) / Math.max(1, opened.length), 2);
     console.log(
-      `ingress RSS: ${fmt(rssEmpty)} MiB at start, ${fmt(baseline.rssMiB)} with the tasks, ${fmt(idle.rssMiB)} with ` +
-        `${opened.length} idle subscribers (max ${fmt(idle.rssMaxMiB)}), ${fmt(rssAfter)} after all closed`,
+      `memory per idle subscriber: ${perSubscriber(idleRssDelta / 1024)} KiB of RSS as it was (difference of ` +
+        `the window means, ${fmt(idleRssDelta / 1024)} MiB / ${opened.length}, heap garbage of the opening included)`,
     );
+    if (baselineGc && idleGc) {
+      console.log(
+        `after a full GC in the ingress: ${perSubscriber(idleGc.rssMiB - baselineGc.rssMiB)} KiB of RSS per idle ` +
+          `subscriber, of which JS heap used ${perSubscriber(idleGc.heapUsedMiB - baselineGc.heapUsedMiB)} KiB ` +
+          `(heap total ${fmt(baselineGc.heapTotalMiB)} → ${fmt(idleGc.heapTotalMiB)} MiB, external ` +
+          `${fmt(baselineGc.externalMiB)} → ${fmt(idleGc.externalMiB)} MiB)`,
+      );
+    }
     console.log(
-      `memory per idle subscriber: ${fmt(idleRssDelta / Math.max(1, opened.length), 2)} KiB ` +
-        `(RSS delta ${fmt(idleRssDelta / 1024)} MiB / ${opened.length}; includes heap garbage not yet collected)`,
-    );
-    console.log(
-      `Postgres commits/s added by ${opened.length} idle subscribers: ` +
-        `${fmt(idle.window.commitsPerSecond - baseline.window.commitsPerSecond)} ` +
-        `(every autocommit query is one commit; the task-service's own polls are in both windows)`,
+      `ingress RSS: ${fmt(rssEmpty)} MiB at start, ${fmt(rssAfter)} after all streams closed; Postgres ` +
+        `commits/s added by ${opened.length} idle subscribers: ` +
+        `${fmt(idle.window.commitsPerSecond - baseline.window.commitsPerSecond)} (every autocommit query is ` +
+        `one commit; the task-service's own polls are in both windows)`,
     );
     console.log('');
     console.log(
-      `## Live: the countdown worker runs every task (${options.count} steps); commit → client per delivered event`,
+      `## Live: status updates through the task-service at each rate, ${perTask.toFixed(0)} subscribers per task; latency per delivered event (ms)`,
     );
     console.log(
       table(
         [
-          'streams complete & gap-free',
-          'log events (visible)',
-          'deliveries',
-          'window s',
+          'updates/s',
           'deliveries/s',
-          'recorded_at→client p50 ms',
-          'p99 ms',
-          'max ms',
-          'notice→client p50 ms',
-          'p99 ms',
-          'client loop delay p99 ms',
-        ],
-        [
-          [
-            `${complete}/${options.subscribers}`,
-            `${liveEvents} (${visibleEvents})`,
-            String(deliveries),
-            fmt((liveEnded - liveStarted) / 1_000),
-            fmt(deliveries / ((liveEnded - liveStarted) / 1_000), 0),
-            fmt(percentile(sortedLatency, 50), 2),
-            fmt(percentile(sortedLatency, 99), 2),
-            fmt(sortedLatency.at(-1), 2),
-            fmt(percentile(sortedNotice, 50), 2),
-            fmt(percentile(sortedNotice, 99), 2),
-            fmt(loop.percentile(99) / 1e6, 1),
-          ],
-        ],
-      ),
-    );
-    console.log(
-      table(
-        [
-          'live window s',
-          'PG commits/s',
-          'PG commits per log event',
+          'recorded_at→client p50',
+          'p99',
+          'max',
+          'commit ack→client p50',
+          'p99',
+          'notice→client p50',
+          'p99',
           'ingress CPU %',
           'ingress PG backends CPU %',
           'task-service CPU %',
-          'worker CPU %',
-          'bench client CPU %',
+          'bench CPU %',
           'machine CPU %',
+          'bench loop delay p99',
         ],
-        [
-          [
-            fmt(live.seconds),
-            fmt(liveCommits / live.seconds),
-            fmt(liveCommits / Math.max(1, liveEvents), 2),
-            fmt(live.cpuPercent.ingress),
-            fmt(live.cpuPercent.pgIngress),
-            fmt(live.cpuPercent.taskService),
-            fmt(live.cpuPercent.worker),
-            fmt(live.cpuPercent.client),
-            fmt(live.cpuPercent.machine),
-          ],
-        ],
+        levels.map((l) => {
+          const latency = ascending(l.latency.filter(Number.isFinite));
+          const sinceAck = ascending(l.sinceAck.filter(Number.isFinite));
+          const sinceNotice = ascending(l.sinceNotice.filter(Number.isFinite));
+          return [
+            l.label,
+            fmt(latency.length / options.levelSeconds, 0),
+            fmt(percentile(latency, 50), 2),
+            fmt(percentile(latency, 99), 2),
+            fmt(latency.at(-1), 2),
+            fmt(percentile(sinceAck, 50), 2),
+            fmt(percentile(sinceAck, 99), 2),
+            fmt(percentile(sinceNotice, 50), 2),
+            fmt(percentile(sinceNotice, 99), 2),
+            fmt(l.window.cpuPercent.ingress),
+            fmt(l.window.cpuPercent.pgIngress),
+            fmt(l.window.cpuPercent.taskService),
+            fmt(l.window.cpuPercent.client),
+            fmt(l.window.cpuPercent.machine),
+            fmt(l.loopDelayP99Ms, 1),
+          ];
+        }),
       ),
+    );
+    const sortedCompletion = ascending(completionLatency.filter(Number.isFinite));
+    console.log(
+      `completion (${options.tasks} COMPLETED at ${completionRate}/s): recorded_at→client p50 ` +
+        `${fmt(percentile(sortedCompletion, 50), 2)} ms, p99 ${fmt(percentile(sortedCompletion, 99), 2)} ms`,
+    );
+    console.log(
+      `streams complete & gap-free: ${complete}/${options.subscribers}; ${deliveries} deliveries of ` +
+        `${logEvents} log events in ${fmt(liveSeconds)} s; Postgres commits during the live phase: ` +
+        `${fmt(liveCommits, 0)} (${fmt(liveCommits / Math.max(1, logEvents), 2)} per log event, the ` +
+        `task-service's writes included); publish failures: ${worker.failures}`,
     );
     console.log(
       `tasks: ${[...states].map(([s, n]) => `${n} ${s}`).join(', ')}; ${leasedAgain} leased more than once, ` +

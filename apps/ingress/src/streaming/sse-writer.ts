@@ -136,10 +136,14 @@ class SseRun {
     this.res.off('close', this.gone);
     this.res.off('drain', this.drained);
     keepAlives.delete(this.res);
-    if (!this.res.writableEnded) {
-      this.res.end();
-    }
-    this.onEnd();
+    // Closing a connection costs more than writing a frame: when a task ends, every subscriber's last frame
+    // is written first and the connections are closed after.
+    setImmediate(() => {
+      if (!this.res.writableEnded) {
+        this.res.end();
+      }
+      this.onEnd();
+    });
   }
 }
 
