@@ -1,4 +1,3 @@
-import type { ListTasksResponse, SendMessageResponse, Task } from '@lib/a2a-protocol';
 // The standalone process is the one place that composes other apps' code (ARCHITECTURE.md).
 import { A2aOperations, type Versioned } from '../../ingress/src/operations/a2a-operations';
 import type { CallContext } from '../../ingress/src/operations/call-context';
@@ -16,23 +15,7 @@ export class InProcessOperations extends A2aOperations {
     super();
   }
 
-  sendMessage(params: unknown, ctx: CallContext): Promise<Versioned<SendMessageResponse>> {
-    return this.call('sendMessage', params, ctx) as Promise<Versioned<SendMessageResponse>>;
-  }
-
-  getTask(params: unknown, ctx: CallContext): Promise<Versioned<Task>> {
-    return this.call('getTask', params, ctx) as Promise<Versioned<Task>>;
-  }
-
-  listTasks(params: unknown, ctx: CallContext): Promise<Versioned<ListTasksResponse>> {
-    return this.call('listTasks', params, ctx) as Promise<Versioned<ListTasksResponse>>;
-  }
-
-  cancelTask(params: unknown, ctx: CallContext): Promise<Versioned<Task>> {
-    return this.call('cancelTask', params, ctx) as Promise<Versioned<Task>>;
-  }
-
-  private async call(
+  protected async call(
     operation: TaskOperation,
     params: unknown,
     ctx: CallContext,

@@ -1,23 +1,10 @@
-import {
-  appendToStream,
-  ConcurrencyConflict,
-  NOTICE_CHANNEL,
-  readStream,
-  withTransaction,
-  type EventMetadata,
-} from '@lib/event-store';
-import {
-  foldTask,
-  TASK_EVENT_SCHEMA_VERSION,
-  taskStreamId,
-  type TaskAggregate,
-  type TaskEvent,
-} from '@lib/task-domain';
+import { ConcurrencyConflict, withTransaction, type EventMetadata } from '@lib/event-store';
+import { foldTask, taskStreamId, type TaskAggregate, type TaskEvent } from '@lib/task-domain';
 import { Inject, Injectable } from '@nestjs/common';
 import type { Pool, PoolClient } from 'pg';
-import { noticesFor } from './notices';
-import { syncTaskWork, upsertTaskView } from './projections/task-view.projection';
+import { IdGenerator } from './clock';
 import { PG_POOL } from './tokens';
+import { streamChange, TaskStore } from './write/task-store';
 import { TaskWriter, type Decision } from './write/task-writer';
 
 export interface Execution {
@@ -35,9 +22,13 @@ const MAX_TRIES = 4;
  */
 @Injectable()
 export class TaskRepository {
+  /** The streams each open transaction of {@link transact} changed. */
+  private readonly touched = new Map<PoolClient, { tenantId: string; taskId: string }[]>();
   constructor(
     @Inject(PG_POOL) private readonly pool: Pool,
     private readonly writer: TaskWriter,
+    private readonly store: TaskStore,
+    private readonly ids: IdGenerator,
   ) {}
 
   async execute(
@@ -57,16 +48,25 @@ export class TaskRepository {
     }
   }
 
-  /** Runs `work` in a transaction, again from the start when a stream moved on concurrently. */
+  /**
+   * Runs `work` in a transaction, again from the start when a stream moved on concurrently. The writer's
+   * cached state of every stream it changed is forgotten once the transaction is over.
+   */
   async transact<T>(work: (client: PoolClient) => Promise<T>): Promise<T> {
     for (let attempt = 1; ; attempt++) {
+      const touched: { tenantId: string; taskId: string }[] = [];
       try {
-        return await withTransaction(this.pool, work);
+        return await withTransaction(this.pool, (client) => {
+          this.touched.set(client, touched);
+          return work(client).finally(() => this.touched.delete(client));
+        });
       } catch (error) {
         if (!(error instanceof ConcurrencyConflict) || attempt >= MAX_TRIES) {
           throw error;
         }
         await sleep(Math.random() * 20 * attempt);
+      } finally {
+        touched.forEach(({ tenantId, taskId }) => this.writer.forget(tenantId, taskId));
       }
     }
   }
@@ -80,42 +80,30 @@ export class TaskRepository {
     metadata: EventMetadata,
   ): Promise<Execution> {
     const streamId = taskStreamId(tenantId, taskId);
-    // The writer's cached state of this stream is about to be stale.
+    // The writer's cached state of this stream is about to be stale (and forgotten again after the commit).
     this.writer.forget(tenantId, taskId);
-    const history = await readStream<TaskEvent>(client, tenantId, streamId);
-    const before = foldTask(history.map((e) => e.event));
+    this.touched.get(client)?.push({ tenantId, taskId });
+    const history = (await this.store.readStreams([{ tenantId, streamId }], client)).get(streamId);
+    const before = foldTask(history?.events ?? []);
     // A command carrying an idempotency key (its causation id) that the stream already holds is a repeat.
     const key = metadata.idempotencyKey;
-    if (key && history.some((e) => e.metadata.idempotencyKey === key)) {
+    if (key && history?.idempotencyKeys.includes(key)) {
       return { before, after: before, events: [] };
     }
     const events = decision(before);
-    if (events.length === 0) {
+    const after = foldTask(events, before);
+    if (events.length === 0 || after.status !== 'present') {
       return { before, after: before, events: [] };
     }
-    await appendToStream(
-      client,
-      tenantId,
-      streamId,
-      before.version,
-      events.map((event) => ({ event, schemaVersion: TASK_EVENT_SCHEMA_VERSION })),
-      metadata,
+    const change = streamChange(tenantId, streamId, before, events, after, metadata, () =>
+      this.ids.eventId(),
     );
-    const after = foldTask(events, before);
-    if (after.status === 'present') {
-      await upsertTaskView(client, tenantId, after);
-      await syncTaskWork(client, tenantId, after);
-      const byWorker = metadata.actor.kind === 'agent-worker';
-      for (const notice of noticesFor(tenantId, before, events, after, byWorker)) {
-        await client.query('SELECT pg_notify($1, $2)', [NOTICE_CHANNEL, JSON.stringify(notice)]);
-      }
+    // The same statement as the writer's batches, inside the caller's transaction.
+    const refused = await this.store.append([change], client);
+    if (refused.size > 0) {
+      throw new ConcurrencyConflict(streamId, before.version);
     }
     return { before, after, events };
-  }
-
-  async load(tenantId: string, taskId: string): Promise<TaskAggregate> {
-    const events = await readStream<TaskEvent>(this.pool, tenantId, taskStreamId(tenantId, taskId));
-    return foldTask(events.map((e) => e.event));
   }
 }
 

@@ -7,13 +7,34 @@ export interface Versioned<T> {
   version: number;
 }
 
+/** The operations of the port, by their name in the internal contract (TaskCommandService). */
+export type OperationName = 'sendMessage' | 'getTask' | 'listTasks' | 'cancelTask';
+
 /**
  * The one port every A2A binding calls. Requests are the ProtoJSON documents of the A2A request messages;
- * implementations validate them and throw `A2aError` on failure.
+ * implementations validate them and throw `A2aError` on failure. An implementation only says how an
+ * operation reaches the task-service ({@link call}); the typed methods are the same for all.
  */
 export abstract class A2aOperations {
-  abstract sendMessage(params: unknown, ctx: CallContext): Promise<Versioned<SendMessageResponse>>;
-  abstract getTask(params: unknown, ctx: CallContext): Promise<Versioned<Task>>;
-  abstract listTasks(params: unknown, ctx: CallContext): Promise<Versioned<ListTasksResponse>>;
-  abstract cancelTask(params: unknown, ctx: CallContext): Promise<Versioned<Task>>;
+  sendMessage(params: unknown, ctx: CallContext): Promise<Versioned<SendMessageResponse>> {
+    return this.call('sendMessage', params, ctx) as Promise<Versioned<SendMessageResponse>>;
+  }
+
+  getTask(params: unknown, ctx: CallContext): Promise<Versioned<Task>> {
+    return this.call('getTask', params, ctx) as Promise<Versioned<Task>>;
+  }
+
+  listTasks(params: unknown, ctx: CallContext): Promise<Versioned<ListTasksResponse>> {
+    return this.call('listTasks', params, ctx) as Promise<Versioned<ListTasksResponse>>;
+  }
+
+  cancelTask(params: unknown, ctx: CallContext): Promise<Versioned<Task>> {
+    return this.call('cancelTask', params, ctx) as Promise<Versioned<Task>>;
+  }
+
+  protected abstract call(
+    operation: OperationName,
+    params: unknown,
+    ctx: CallContext,
+  ): Promise<Versioned<unknown>>;
 }

@@ -1,19 +1,10 @@
 import { credentials, status as GrpcStatus, Metadata, type ServiceError } from '@grpc/grpc-js';
-import {
-  A2aError,
-  isErrorReason,
-  taskPb,
-  type ListTasksResponse,
-  type SendMessageResponse,
-  type Task,
-} from '@lib/a2a-protocol';
+import { A2aError, isErrorReason, taskPb } from '@lib/a2a-protocol';
 import type { IngressConfig } from '@lib/config';
 import { Inject, Injectable, type OnModuleDestroy } from '@nestjs/common';
 import { INGRESS_CONFIG } from '../tokens';
-import { A2aOperations, type Versioned } from './a2a-operations';
+import { A2aOperations, type OperationName, type Versioned } from './a2a-operations';
 import type { CallContext } from './call-context';
-
-type Method = 'sendMessage' | 'getTask' | 'listTasks' | 'cancelTask';
 
 /** Extra time over the task-service's own blocking timeout before the ingress gives up on a call. */
 const DEADLINE_MARGIN_MS = 120_000;
@@ -41,24 +32,8 @@ export class TaskServiceOperations extends A2aOperations implements OnModuleDest
     }
   }
 
-  sendMessage(params: unknown, ctx: CallContext): Promise<Versioned<SendMessageResponse>> {
-    return this.call('sendMessage', params, ctx) as Promise<Versioned<SendMessageResponse>>;
-  }
-
-  getTask(params: unknown, ctx: CallContext): Promise<Versioned<Task>> {
-    return this.call('getTask', params, ctx) as Promise<Versioned<Task>>;
-  }
-
-  listTasks(params: unknown, ctx: CallContext): Promise<Versioned<ListTasksResponse>> {
-    return this.call('listTasks', params, ctx) as Promise<Versioned<ListTasksResponse>>;
-  }
-
-  cancelTask(params: unknown, ctx: CallContext): Promise<Versioned<Task>> {
-    return this.call('cancelTask', params, ctx) as Promise<Versioned<Task>>;
-  }
-
-  private async call(
-    method: Method,
+  protected async call(
+    method: OperationName,
     params: unknown,
     ctx: CallContext,
   ): Promise<Versioned<unknown>> {
@@ -117,7 +92,7 @@ function transportError(error: unknown): unknown {
 
 function invoke(
   client: taskPb.TaskCommandServiceClient,
-  method: Method,
+  method: OperationName,
   request: taskPb.OperationCall,
 ): Promise<taskPb.OperationResult> {
   const deadline = new Date(Date.now() + DEADLINE_MARGIN_MS);

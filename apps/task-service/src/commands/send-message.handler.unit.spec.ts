@@ -2,10 +2,11 @@ import { A2aError, type SendMessageResponse, type Task } from '@lib/a2a-protocol
 import type { TaskServiceConfig } from '@lib/config';
 import { taskStreamId } from '@lib/task-domain';
 import { describe, expect, it } from 'vitest';
+import { CountingIds } from '../../test/support/counting-ids';
 import { InMemoryTaskStore } from '../../test/support/in-memory-task-store';
 import type { AgentDirectory } from '../agent-directory';
 import type { CallContext } from '../call-context';
-import { Clock, IdGenerator } from '../clock';
+import { Clock } from '../clock';
 import type { Dispatcher } from '../dispatch/dispatcher';
 import type { WorkerSession } from '../dispatch/worker-session';
 import type { TaskViews } from '../queries/task-views';
@@ -24,16 +25,6 @@ const ctx: CallContext = {
 class FixedClock extends Clock {
   now(): Date {
     return NOW;
-  }
-}
-
-class CountingIds extends IdGenerator {
-  private next = 0;
-  randomId(): string {
-    return `id-${++this.next}`;
-  }
-  eventId(): string {
-    return `00000000-0000-7000-8000-${String(++this.next).padStart(12, '0')}`;
   }
 }
 

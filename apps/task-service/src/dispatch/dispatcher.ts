@@ -247,6 +247,8 @@ export class Dispatcher implements OnApplicationBootstrap, OnModuleDestroy {
         taskId,
         decide: (state) => decide(command, state),
         metadata: { actor: { kind: 'system', id: this.config.REPLICA_ID }, binding: 'dispatcher' },
+        // The queue says the work waits; a cached state from before it was queued would grant nothing.
+        reread: true,
       });
       return outcome.kind === 'written';
     } finally {

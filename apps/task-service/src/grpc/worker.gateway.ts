@@ -15,7 +15,13 @@ import {
 } from '@lib/a2a-protocol';
 import type { TaskServiceConfig } from '@lib/config';
 import { isTransientDatabaseError } from '@lib/event-store';
-import { decide, decideAll, WorkerUpdateRejected, type WorkerUpdate } from '@lib/task-domain';
+import {
+  decideAll,
+  WorkerUpdateRejected,
+  type TaskAggregate,
+  type TaskCommand,
+  type WorkerUpdate,
+} from '@lib/task-domain';
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import { randomUUID } from 'node:crypto';
 import { AgentDirectory, type WorkerIdentity } from '../agent-directory';
@@ -248,40 +254,17 @@ export class WorkerGateway {
     request: workerPb.PublishUpdateRequest,
     metadata: Metadata,
   ): Promise<number> {
-    const identity = await this.authenticate(metadata);
-    if (!identity) {
-      throw grpcError(GrpcStatus.UNAUTHENTICATED, 'UNAUTHENTICATED', 'invalid worker credential');
-    }
     const now = this.clock.now();
-    const commands = toWorkerUpdates(request).map((update) => ({
-      type: 'ApplyWorkerUpdate' as const,
+    const commands: TaskCommand[] = toWorkerUpdates(request).map((update) => ({
+      type: 'ApplyWorkerUpdate',
       leaseEpoch: request.leaseEpoch,
       update,
       now,
     }));
-    const workerId = String(metadata.get('x-worker-id')[0] ?? identity.credentialId);
-    const { after } = await this.tasks.execute(
-      identity.tenantId,
-      request.taskId,
-      (state) => {
-        if (state.status === 'present' && state.agentId !== identity.agentId) {
-          throw new WorkerUpdateRejected('LEASE_LOST', 'the task belongs to another agent');
-        }
-        return decideAll(commands, state);
-      },
-      {
-        actor: { kind: 'agent-worker', id: workerId },
-        binding: 'worker',
-        ...(request.updateId
-          ? { idempotencyKey: `${request.leaseEpoch}:${request.updateId}` }
-          : {}),
-      },
-    );
+    const key = request.updateId ? `${request.leaseEpoch}:${request.updateId}` : undefined;
+    const { workerId, after } = await this.executeAsWorker(metadata, request.taskId, commands, key);
     if (after.status === 'present' && after.lease?.epoch !== request.leaseEpoch) {
-      const session = this.sessionsById.get(workerId);
-      if (session) {
-        this.dispatcher.released(session, request.taskId);
-      }
+      this.releaseSlot(workerId, request.taskId);
     }
     return after.version;
   }
@@ -291,33 +274,56 @@ export class WorkerGateway {
     request: workerPb.ReleaseLeaseRequest,
     metadata: Metadata,
   ): Promise<number> {
+    const command: TaskCommand = {
+      type: 'ReleaseLease',
+      leaseEpoch: request.leaseEpoch,
+      reason: request.reason.slice(0, 500) || 'released by the worker',
+      now: this.clock.now(),
+    };
+    const { workerId, after } = await this.executeAsWorker(metadata, request.taskId, [command]);
+    this.releaseSlot(workerId, request.taskId);
+    return after.version;
+  }
+
+  /**
+   * Runs a worker's commands on one of its agent's tasks (a task of another agent is LEASE_LOST), as the
+   * worker the call comes from.
+   */
+  private async executeAsWorker(
+    metadata: Metadata,
+    taskId: string,
+    commands: readonly TaskCommand[],
+    idempotencyKey?: string,
+  ): Promise<{ workerId: string; after: TaskAggregate }> {
     const identity = await this.authenticate(metadata);
     if (!identity) {
       throw grpcError(GrpcStatus.UNAUTHENTICATED, 'UNAUTHENTICATED', 'invalid worker credential');
     }
     const workerId = String(metadata.get('x-worker-id')[0] ?? identity.credentialId);
-    const command = {
-      type: 'ReleaseLease' as const,
-      leaseEpoch: request.leaseEpoch,
-      reason: request.reason.slice(0, 500) || 'released by the worker',
-      now: this.clock.now(),
-    };
     const { after } = await this.tasks.execute(
       identity.tenantId,
-      request.taskId,
+      taskId,
       (state) => {
         if (state.status === 'present' && state.agentId !== identity.agentId) {
           throw new WorkerUpdateRejected('LEASE_LOST', 'the task belongs to another agent');
         }
-        return decide(command, state);
+        return decideAll(commands, state);
       },
-      { actor: { kind: 'agent-worker', id: workerId }, binding: 'worker' },
+      {
+        actor: { kind: 'agent-worker', id: workerId },
+        binding: 'worker',
+        ...(idempotencyKey ? { idempotencyKey } : {}),
+      },
     );
+    return { workerId, after };
+  }
+
+  /** The worker's lease on the task ended: its session (if connected here) has room again. */
+  private releaseSlot(workerId: string, taskId: string): void {
     const session = this.sessionsById.get(workerId);
     if (session) {
-      this.dispatcher.released(session, request.taskId);
+      this.dispatcher.released(session, taskId);
     }
-    return after.version;
   }
 
   private async authenticate(metadata: Metadata): Promise<WorkerIdentity | null> {

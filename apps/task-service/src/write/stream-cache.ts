@@ -25,6 +25,11 @@ export class StreamCache {
     return entry;
   }
 
+  /** The entry without marking it used. */
+  peek(streamId: string): CachedStream | undefined {
+    return this.entries.get(streamId);
+  }
+
   set(streamId: string, entry: CachedStream): void {
     this.entries.delete(streamId);
     this.entries.set(streamId, entry);

@@ -1,7 +1,13 @@
 import { NOTICE_CHANNEL, type EventMetadata } from '@lib/event-store';
-import { TASK_EVENT_SCHEMA_VERSION, type PresentTask, type TaskEvent } from '@lib/task-domain';
+import {
+  TASK_EVENT_SCHEMA_VERSION,
+  type PresentTask,
+  type TaskAggregate,
+  type TaskEvent,
+} from '@lib/task-domain';
 import { Inject, Injectable } from '@nestjs/common';
-import type { Pool } from 'pg';
+import type { Pool, PoolClient } from 'pg';
+import { noticesFor } from '../notices';
 import { taskViewRow } from '../projections/task-view.projection';
 import { PG_POOL } from '../tokens';
 
@@ -32,6 +38,29 @@ export interface StreamChange {
   claim?: { taskId: string } & MessageIdClaim;
 }
 
+/** The change `events` make to a stream at `before`, with everything derived from it. */
+export function streamChange(
+  tenantId: string,
+  streamId: string,
+  before: TaskAggregate,
+  events: readonly TaskEvent[],
+  after: PresentTask,
+  metadata: EventMetadata,
+  eventId: () => string,
+): StreamChange {
+  const byWorker = metadata.actor.kind === 'agent-worker';
+  return {
+    tenantId,
+    streamId,
+    expectedVersion: before.version,
+    events,
+    eventIds: events.map(() => eventId()),
+    metadata,
+    after,
+    notices: noticesFor(tenantId, before, events, after, byWorker).map((n) => JSON.stringify(n)),
+  };
+}
+
 /** Why a stream's change was left out of a batch; the others were written. */
 export type ChangeRefusal = 'conflict' | 'duplicate';
 
@@ -43,14 +72,18 @@ export abstract class TaskStore {
   /** The histories of several streams (of one tenant or many); a stream that does not exist is absent. */
   abstract readStreams(
     streams: readonly { tenantId: string; streamId: string }[],
+    within?: PoolClient,
   ): Promise<Map<string, StreamHistory>>;
 
   /**
    * Appends every change whose stream is still at its expected version and whose messageId claim (if any) is
    * free, with the task view, work queue and notices derived from it. Returns the changes left out, by index;
-   * all others are durable when this resolves.
+   * all others are durable when this resolves (or, `within` a caller's transaction, when it commits).
    */
-  abstract append(changes: readonly StreamChange[]): Promise<Map<number, ChangeRefusal>>;
+  abstract append(
+    changes: readonly StreamChange[],
+    within?: PoolClient,
+  ): Promise<Map<number, ChangeRefusal>>;
 
   /** The task an earlier SendMessage claimed a messageId for, with that message's digest. */
   abstract findMessageId(
@@ -68,8 +101,9 @@ export class PostgresTaskStore extends TaskStore {
 
   async readStreams(
     streams: readonly { tenantId: string; streamId: string }[],
+    within?: PoolClient,
   ): Promise<Map<string, StreamHistory>> {
-    const result = await this.pool.query<{
+    const result = await (within ?? this.pool).query<{
       stream_id: string;
       event_type: TaskEvent['type'];
       data: TaskEvent['data'];
@@ -98,7 +132,10 @@ export class PostgresTaskStore extends TaskStore {
   }
 
   /** One statement, `events.append_task_batch`: one transaction, one commit. */
-  async append(changes: readonly StreamChange[]): Promise<Map<number, ChangeRefusal>> {
+  async append(
+    changes: readonly StreamChange[],
+    within?: PoolClient,
+  ): Promise<Map<number, ChangeRefusal>> {
     const batch = {
       channel: NOTICE_CHANNEL,
       streams: changes.map((c, i) => ({
@@ -164,7 +201,10 @@ export class PostgresTaskStore extends TaskStore {
       }),
       notices: changes.flatMap((c, i) => c.notices.map((n) => ({ i, n }))),
     };
-    const result = await this.pool.query<{ stream_index: number; outcome: ChangeRefusal }>({
+    const result = await (within ?? this.pool).query<{
+      stream_index: number;
+      outcome: ChangeRefusal;
+    }>({
       name: 'task-store.append-batch',
       text: 'SELECT stream_index, outcome FROM events.append_task_batch($1::jsonb)',
       values: [JSON.stringify(batch)],

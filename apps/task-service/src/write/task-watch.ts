@@ -25,9 +25,19 @@ export class TaskWatch implements OnModuleDestroy {
     private readonly bus: NoticeBus,
     private readonly views: TaskViews,
   ) {
-    this.unsubscribe = writer.onCommitted((tenantId, after) =>
+    const unsubscribeCommits = writer.onCommitted((tenantId, after) =>
       this.waiters.get(watchKey(tenantId, after.task.id))?.forEach((wake) => wake(after)),
     );
+    // Changes made elsewhere (another replica, the sweeper) make the writer's cached state stale.
+    const unsubscribeNotices = bus.subscribe((notice) => {
+      if (notice.k === 'task') {
+        writer.moved(notice.t, notice.id, notice.v);
+      }
+    });
+    this.unsubscribe = () => {
+      unsubscribeCommits();
+      unsubscribeNotices();
+    };
   }
 
   onModuleDestroy(): void {

@@ -9,9 +9,8 @@ import {
 } from '@lib/task-domain';
 import { Injectable } from '@nestjs/common';
 import { IdGenerator } from '../clock';
-import { noticesFor } from '../notices';
 import { StreamCache, type CachedStream } from './stream-cache';
-import { TaskStore, type MessageIdClaim, type StreamChange } from './task-store';
+import { streamChange, TaskStore, type MessageIdClaim, type StreamChange } from './task-store';
 
 /** Decides on the freshest state; returning no events changes nothing. */
 export type Decision = (state: TaskAggregate) => TaskEvent[];
@@ -24,6 +23,12 @@ export interface WriteCommand {
   metadata: EventMetadata;
   /** The task id was just generated: the stream cannot exist, there is nothing to read. */
   fresh?: boolean;
+  /**
+   * Decide on the stream as stored, not on the cached state: for a command whose decision may be to do
+   * nothing (a grant of work the queue says is waiting), which no expected version would catch if the
+   * cache were behind.
+   */
+  reread?: boolean;
   /** SendMessage's messageId, claimed in the same commit; a claim held already makes the write a duplicate. */
   claim?: MessageIdClaim;
 }
@@ -113,6 +118,15 @@ export class TaskWriter {
   /** Another path changed the stream (or may have): decide on a fresh read next time. */
   forget(tenantId: string, taskId: string): void {
     this.cache.delete(taskStreamId(tenantId, taskId));
+  }
+
+  /** The stream reached `version` (a notice): a cached state behind it is forgotten. */
+  moved(tenantId: string, taskId: string, version: number): void {
+    const streamId = taskStreamId(tenantId, taskId);
+    const cached = this.cache.peek(streamId);
+    if (cached && cached.state.version < version) {
+      this.cache.delete(streamId);
+    }
   }
 
   private kick(): void {
@@ -212,20 +226,18 @@ export class TaskWriter {
         pending.resolve({ kind: 'unchanged', state: current.state });
         continue;
       }
-      const byWorker = command.metadata.actor.kind === 'agent-worker';
-      changes.push({
-        tenantId: command.tenantId,
-        streamId: pending.streamId,
-        expectedVersion: current.state.version,
+      const change = streamChange(
+        command.tenantId,
+        pending.streamId,
+        current.state,
         events,
-        eventIds: events.map(() => this.ids.eventId()),
-        metadata: command.metadata,
         after,
-        notices: noticesFor(command.tenantId, current.state, events, after, byWorker).map((n) =>
-          JSON.stringify(n),
-        ),
-        ...(command.claim ? { claim: { ...command.claim, taskId: command.taskId } } : {}),
-      });
+        command.metadata,
+        () => this.ids.eventId(),
+      );
+      changes.push(
+        command.claim ? { ...change, claim: { ...command.claim, taskId: command.taskId } } : change,
+      );
       decided.push({ pending, before: current.state, after });
     }
     if (changes.length === 0) {
@@ -287,9 +299,12 @@ export class TaskWriter {
     const states = new Map<Pending, CachedStream>();
     const missing: Pending[] = [];
     for (const pending of batch) {
-      const cached = pending.command.fresh
+      const { fresh, reread } = pending.command;
+      const cached = fresh
         ? { state: initialTaskState(), idempotencyKeys: new Set<string>() }
-        : this.cache.get(pending.streamId);
+        : reread
+          ? undefined
+          : this.cache.get(pending.streamId);
       if (cached) {
         states.set(pending, cached);
       } else {

@@ -1,19 +1,9 @@
 import type { EventMetadata } from '@lib/event-store';
 import { decide, decideAll, taskStreamId, type TaskCommand } from '@lib/task-domain';
 import { describe, expect, it } from 'vitest';
+import { CountingIds } from '../../test/support/counting-ids';
 import { InMemoryTaskStore } from '../../test/support/in-memory-task-store';
-import { IdGenerator } from '../clock';
 import { TaskWriter, type WriteCommand } from './task-writer';
-
-class CountingIds extends IdGenerator {
-  private next = 0;
-  randomId(): string {
-    return `id-${++this.next}`;
-  }
-  eventId(): string {
-    return `00000000-0000-7000-8000-${String(++this.next).padStart(12, '0')}`;
-  }
-}
 
 const NOW = new Date('2026-01-01T00:00:00.000Z');
 const caller: EventMetadata = { actor: { kind: 'caller', id: 'alice' }, binding: 'JSONRPC' };
@@ -145,6 +135,33 @@ describe('TaskWriter', () => {
     expect(fresh?.kind).toBe('written');
     expect(moved?.kind).toBe('written');
     expect(store.batches.map((b) => b.length)).toEqual([1, 2, 1]);
+  });
+
+  it('decides a command that asks for it on the stream as stored, and forgets states a notice outdates', async () => {
+    const { store, writer } = setUp();
+    await writer.write(submit('t1'));
+    // Another replica leased the task and its worker finished it: the cache knows nothing of it.
+    store.appendBehind(taskStreamId('acme', 't1'), [
+      {
+        type: 'TaskLeaseGranted',
+        data: { leaseEpoch: 1, workerId: 'w9', expiresAt: NOW.toISOString(), attempt: 1 },
+      },
+    ]);
+    const grant = await writer.write({
+      tenantId: 'acme',
+      taskId: 't1',
+      decide: (s) => decide(lease, s),
+      metadata: caller,
+      reread: true,
+    });
+    expect(grant.kind === 'unchanged' && grant.state.version).toBe(2);
+    expect(store.reads).toBe(1);
+
+    await writer.write(submit('t2'));
+    writer.moved('acme', 't2', 1);
+    expect(writer.peek('acme', 't2')?.version).toBe(1);
+    writer.moved('acme', 't2', 2);
+    expect(writer.peek('acme', 't2')).toBeUndefined();
   });
 
   it('reports a messageId claimed before as a duplicate and writes nothing for it', async () => {
