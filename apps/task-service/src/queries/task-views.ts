@@ -10,7 +10,6 @@ import {
 import { Inject, Injectable } from '@nestjs/common';
 import type { Pool } from 'pg';
 import type { CallContext } from '../call-context';
-import type { NoticeBus } from '../notice-bus';
 import { PG_POOL } from '../tokens';
 import { DEFAULT_PAGE_SIZE, listTasksStatement, type ListTasksRow } from './list-tasks.sql';
 
@@ -19,8 +18,6 @@ export interface TaskViewRecord {
   state: string;
   version: number;
 }
-
-const FALLBACK_POLL_MS = 1_000;
 
 /** Reads of the inline task view, always scoped to the caller's tenant, agent and ownership. */
 @Injectable()
@@ -43,41 +40,6 @@ export class TaskViews {
       [ctx.tenantId, taskId, ctx.agentId, ctx.principalId],
     );
     return result.rows[0] ?? null;
-  }
-
-  /**
-   * Waits until the caller's task satisfies `done`, woken by task notices and backed by polling.
-   * Returns the latest record when `timeoutMs` passes first.
-   */
-  async waitFor(
-    ctx: CallContext,
-    taskId: string,
-    bus: NoticeBus,
-    done: (record: TaskViewRecord) => boolean,
-    timeoutMs: number,
-  ): Promise<TaskViewRecord> {
-    let wake: () => void = () => undefined;
-    const unsubscribe = bus.subscribe((notice) => {
-      if (notice.k === 'task' && notice.t === ctx.tenantId && notice.id === taskId) {
-        wake();
-      }
-    });
-    const deadline = Date.now() + timeoutMs;
-    try {
-      for (;;) {
-        const woken = new Promise<void>((resolve) => {
-          wake = resolve;
-        });
-        const record = await this.get(ctx, taskId);
-        const left = deadline - Date.now();
-        if (done(record) || left <= 0) {
-          return record;
-        }
-        await Promise.race([woken, sleep(Math.min(left, FALLBACK_POLL_MS))]);
-      }
-    } finally {
-      unsubscribe();
-    }
   }
 
   /** ListTasks (spec digest §10.7): newest status first, keyset pagination, filters, totalSize. */
@@ -108,8 +70,4 @@ export class TaskViews {
       totalSize: Number(result.rows[0]?.total ?? 0),
     };
   }
-}
-
-function sleep(ms: number): Promise<void> {
-  return new Promise((resolve) => setTimeout(resolve, ms));
 }
