@@ -2670,6 +2670,7 @@ async function runSubscribers(argv: string[]): Promise<number> {
           'notice→client p50',
           'p99',
           'ingress CPU %',
+          'ingress CPU µs/delivery',
           'ingress PG backends CPU %',
           'task-service CPU %',
           'bench CPU %',
@@ -2691,6 +2692,11 @@ async function runSubscribers(argv: string[]): Promise<number> {
             fmt(percentile(sinceNotice, 50), 2),
             fmt(percentile(sinceNotice, 99), 2),
             fmt(l.window.cpuPercent.ingress),
+            fmt(
+              (l.window.cpuPercent.ingress * l.window.seconds * 10_000) /
+                Math.max(1, latency.length),
+              0,
+            ),
             fmt(l.window.cpuPercent.pgIngress),
             fmt(l.window.cpuPercent.taskService),
             fmt(l.window.cpuPercent.client),

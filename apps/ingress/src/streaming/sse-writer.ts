@@ -136,14 +136,10 @@ class SseRun {
     this.res.off('close', this.gone);
     this.res.off('drain', this.drained);
     keepAlives.delete(this.res);
-    // Closing a connection costs more than writing a frame: when a task ends, every subscriber's last frame
-    // is written first and the connections are closed after.
-    setImmediate(() => {
-      if (!this.res.writableEnded) {
-        this.res.end();
-      }
-      this.onEnd();
-    });
+    if (!this.res.writableEnded) {
+      this.res.end();
+    }
+    this.onEnd();
   }
 }
 
