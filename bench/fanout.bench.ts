@@ -15,7 +15,8 @@
  * client-visible generations after its snapshot, in order, ending with the task's last status). Raises its
  * own `ulimit -n` (re-running itself under `sh -c ulimit`) when the hard limit allows. Options:
  * `--subscribers N` (10000), `--tasks N` (100), `--opening N` (200 waiting for a snapshot at once),
- * `--idle-seconds N` (10), `--rates 10,20,50`, `--level-seconds N` (15), `--logs`. Needs only Postgres.
+ * `--idle-seconds N` (10), `--rates 10,20,50`, `--level-seconds N` (15), `--complete-rate N` (10 tasks
+ * completed per second at the end, each closing its streams), `--logs`. Needs only Postgres.
  *
  * Default (no scenario): the mechanisms compared, i.e. what wakes the ingress replicas when a task's stream
  * moves (`npm run build && node dist/bench/fanout.bench.js`; DESIGN.md "Live updates across replicas",
@@ -1639,6 +1640,8 @@ interface SubscriberOptions {
   /** Status updates per second over all tasks, one load level each. */
   rates: number[];
   levelSeconds: number;
+  /** Tasks completed per second at the end (each closes its streams). */
+  completeRate: number;
   logs: boolean;
 }
 
@@ -1671,10 +1674,11 @@ function parseSubscriberOptions(argv: string[]): SubscriberOptions {
     idleSeconds: 10,
     rates: [10, 20, 50],
     levelSeconds: 15,
+    completeRate: 10,
     logs: false,
   };
   const known =
-    '--subscribers N, --tasks N, --opening N, --idle-seconds N, --rates 10,20,50, --level-seconds N, --logs';
+    '--subscribers N, --tasks N, --opening N, --idle-seconds N, --rates 10,20,50, --level-seconds N, --complete-rate N, --logs';
   for (let i = 0; i < argv.length; i++) {
     const flag = argv[i] ?? '';
     const value = argv[i + 1];
@@ -1710,6 +1714,9 @@ function parseSubscriberOptions(argv: string[]): SubscriberOptions {
         break;
       case '--level-seconds':
         options.levelSeconds = integer(1, 300);
+        break;
+      case '--complete-rate':
+        options.completeRate = integer(1, 2_000);
         break;
       case '--logs':
         options.logs = true;
@@ -2494,7 +2501,7 @@ async function runSubscribers(argv: string[]): Promise<number> {
       });
     }
     const completion = options.rates.length;
-    const completionRate = Math.max(...options.rates);
+    const completionRate = options.completeRate;
     await worker.complete(taskIds, completionRate, completion);
     const liveTimeoutMs = 60_000;
     const ended = await Promise.race([
