@@ -1,10 +1,4 @@
-import {
-  ingressSchema,
-  loadConfig,
-  postgresSchema,
-  type IngressConfig,
-  type PostgresConfig,
-} from '@lib/config';
+import { ingressSchema, loadConfig, postgresSchema } from '@lib/config';
 import { createPool } from '@lib/event-store';
 import {
   Inject,
@@ -30,9 +24,7 @@ import { A2aOperations } from './operations/a2a-operations';
 import { TaskServiceOperations } from './operations/task-service.operations';
 import { RestController } from './rest/rest.controller';
 import { TaskEventFeed } from './streaming/task-event-feed';
-import { INGRESS_CONFIG, INGRESS_PG_POOL } from './tokens';
-
-export type IngressModuleConfig = IngressConfig & PostgresConfig;
+import { INGRESS_CONFIG, INGRESS_PG_POOL, type IngressModuleConfig } from './tokens';
 
 export function ingressConfigFromEnv(): IngressModuleConfig {
   return loadConfig(postgresSchema.merge(ingressSchema));

@@ -1,3 +1,8 @@
+import type { IngressConfig, PostgresConfig } from '@lib/config';
+
+/** What the ingress is configured with (the value behind {@link INGRESS_CONFIG}). */
+export type IngressModuleConfig = IngressConfig & PostgresConfig;
+
 /** Injection token of the ingress configuration. */
 export const INGRESS_CONFIG = Symbol('INGRESS_CONFIG');
 /** Injection token of the ingress's Postgres pool (agents and API keys). */

@@ -9,8 +9,7 @@ import {
   type OnModuleInit,
 } from '@nestjs/common';
 import type { Pool } from 'pg';
-import type { IngressModuleConfig } from '../ingress.module';
-import { INGRESS_CONFIG, INGRESS_PG_POOL } from '../tokens';
+import { INGRESS_CONFIG, INGRESS_PG_POOL, type IngressModuleConfig } from '../tokens';
 import { TaskLogReader, type LogEvent, type WatchedStream } from './task-log';
 
 /** One event of a task stream as a client sees it: the generation it was written at, and its payload. */
