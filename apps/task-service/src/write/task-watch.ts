@@ -57,9 +57,17 @@ export class TaskWatch implements OnModuleDestroy {
   ): Promise<TaskViewRecord> {
     const key = watchKey(ctx.tenantId, taskId);
     // What woke the waiter since it last looked: the newest state committed here, or only "it moved".
-    const box: { signal: { after: PresentTask | null } | null } = { signal: null };
+    // `seen`: the newest version the waiter knows of; a notice of it or of an older one says nothing new
+    // (the notice of the waiter's own accepted message, above all).
+    const box: { signal: { after: PresentTask | null } | null; seen: number } = {
+      signal: null,
+      seen: known?.version ?? 0,
+    };
     let notify: () => void = () => undefined;
     const local: Wake = (after) => {
+      if (after) {
+        box.seen = Math.max(box.seen, after.version);
+      }
       const held = box.signal?.after ?? null;
       box.signal = { after: after && (!held || after.version > held.version) ? after : held };
       notify();
@@ -68,7 +76,12 @@ export class TaskWatch implements OnModuleDestroy {
     waiters.add(local);
     this.waiters.set(key, waiters);
     const unsubscribe = this.bus.subscribe((notice) => {
-      if (notice.k === 'task' && notice.t === ctx.tenantId && notice.id === taskId) {
+      if (
+        notice.k === 'task' &&
+        notice.t === ctx.tenantId &&
+        notice.id === taskId &&
+        notice.v > box.seen
+      ) {
         local(null);
       }
     });
@@ -76,6 +89,7 @@ export class TaskWatch implements OnModuleDestroy {
     try {
       let record = this.newest(ctx, taskId, known) ?? (await this.views.get(ctx, taskId));
       for (;;) {
+        box.seen = Math.max(box.seen, record.version);
         const left = deadline - Date.now();
         if (done(record) || left <= 0) {
           return record;
