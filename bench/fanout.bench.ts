@@ -100,6 +100,7 @@ import {
   rssMiB,
   ticksByPid,
 } from './support/proc-stats';
+import { calibrateWallClock, wallMs } from './support/wall-clock';
 
 type Mechanism = 'notify' | 'redis' | 'kafka';
 
@@ -1837,24 +1838,6 @@ async function rerunWithFileLimit(argv: string[], subscribers: number): Promise<
   process.on('SIGINT', forward);
   process.on('SIGTERM', forward);
   return new Promise((resolve) => child.on('exit', (code) => resolve(code ?? 1)));
-}
-
-// Wall clock with sub-millisecond resolution, comparable with Postgres clock_timestamp() on the same machine.
-let sseWallOffset = Date.now() - performance.now();
-
-/** Anchors performance.now() to the wall clock at the moment Date.now() ticks (at most 5 ms of spinning). */
-function calibrateWallClock(): void {
-  const start = Date.now();
-  const limit = performance.now() + 5;
-  let now = start;
-  while (now === start && performance.now() < limit) {
-    now = Date.now();
-  }
-  sseWallOffset = now - performance.now();
-}
-
-function wallMs(): number {
-  return sseWallOffset + performance.now();
 }
 
 interface SseEndpoint {

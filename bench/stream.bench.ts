@@ -42,6 +42,7 @@ import { monitorEventLoopDelay, performance } from 'node:perf_hooks';
 import type { Pool } from 'pg';
 import { ascending, fmt, percentile, printMachine, table } from './support/figures';
 import { CLOCK_TICKS, machineBusyTicks, rssMiB, ticksByPid } from './support/proc-stats';
+import { calibrateWallClock, wallMs } from './support/wall-clock';
 
 interface Options {
   latencyCount: number;
@@ -146,26 +147,6 @@ function parseOptions(argv: string[]): Options {
     }
   }
   return options;
-}
-
-// ---------------------------------------------------------------------------------------------------------
-// Wall clock with sub-millisecond resolution, comparable with Postgres clock_timestamp() on the same machine.
-
-let wallOffset = Date.now() - performance.now();
-
-/** Anchors performance.now() to the wall clock at the moment Date.now() ticks (at most 5 ms of spinning). */
-function calibrateClock(): void {
-  const start = Date.now();
-  const limit = performance.now() + 5;
-  let now = start;
-  while (now === start && performance.now() < limit) {
-    now = Date.now();
-  }
-  wallOffset = now - performance.now();
-}
-
-function wallMs(): number {
-  return wallOffset + performance.now();
 }
 
 // ---------------------------------------------------------------------------------------------------------
@@ -716,7 +697,7 @@ async function latencyRun(
   count: number,
   stepMs: number,
 ): Promise<LatencyRun> {
-  calibrateClock();
+  calibrateWallClock();
   const started = performance.now();
   const timeoutMs = count * stepMs * 5 + 60_000;
   const streams = Array.from({ length: parallel }, () =>
@@ -759,7 +740,7 @@ async function fanOutRun(
   perTask: number,
 ): Promise<FanOutRun> {
   const { db, endpoint, pids } = platform;
-  calibrateClock();
+  calibrateWallClock();
   const loadBefore = loadavg()[0] ?? 0;
   const rssBeforeTasks = rssMiB(pids.ingress);
   const taskDurationMs = options.fanCount * options.fanStepMs;

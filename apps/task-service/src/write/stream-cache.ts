@@ -44,12 +44,4 @@ export class StreamCache {
   delete(streamId: string): void {
     this.entries.delete(streamId);
   }
-
-  clear(): void {
-    this.entries.clear();
-  }
-
-  get size(): number {
-    return this.entries.size;
-  }
 }

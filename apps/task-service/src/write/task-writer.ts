@@ -148,14 +148,15 @@ export class TaskWriter {
       if (batch.length === 0) {
         return;
       }
-      const claims = batch.flatMap((p) => (p.claimKey === null ? [] : [p.claimKey]));
-      batch.forEach((p) => this.busyStreams.add(p.streamId));
-      claims.forEach((key) => this.busyClaims.add(key));
       this.inFlight += 1;
       void this.run(batch).finally(() => {
         this.inFlight -= 1;
-        batch.forEach((p) => this.busyStreams.delete(p.streamId));
-        claims.forEach((key) => this.busyClaims.delete(key));
+        for (const { streamId, claimKey } of batch) {
+          this.busyStreams.delete(streamId);
+          if (claimKey !== null) {
+            this.busyClaims.delete(claimKey);
+          }
+        }
         if (this.queue.length > 0) {
           this.kick();
         }
@@ -164,29 +165,27 @@ export class TaskWriter {
   }
 
   /**
-   * The next batch: in arrival order, at most one command per stream and per messageId, none on a stream or
-   * messageId of a batch in flight (a later one waits and is decided on what the earlier one wrote).
+   * The next batch, its streams and messageIds marked busy until it is over: in arrival order, at most one
+   * command per stream and per messageId, none on a stream or messageId of a batch in flight (a later one
+   * waits and is decided on what the earlier one wrote).
    */
   private take(): Pending[] {
     const batch: Pending[] = [];
     const rest: Pending[] = [];
-    const streams = new Set<string>();
-    const claims = new Set<string>();
     for (const pending of this.queue) {
-      const { claimKey } = pending;
+      const { streamId, claimKey } = pending;
       if (
         batch.length >= MAX_BATCH ||
-        streams.has(pending.streamId) ||
-        this.busyStreams.has(pending.streamId) ||
-        (claimKey !== null && (claims.has(claimKey) || this.busyClaims.has(claimKey)))
+        this.busyStreams.has(streamId) ||
+        (claimKey !== null && this.busyClaims.has(claimKey))
       ) {
         rest.push(pending);
         continue;
       }
       batch.push(pending);
-      streams.add(pending.streamId);
+      this.busyStreams.add(streamId);
       if (claimKey !== null) {
-        claims.add(claimKey);
+        this.busyClaims.add(claimKey);
       }
     }
     this.queue = rest;
