@@ -29,6 +29,11 @@ export class Dispatcher implements OnApplicationBootstrap, OnModuleDestroy {
   private readonly sessions = new Map<string, Set<WorkerSession>>();
   private readonly running = new Map<string, Promise<void>>();
   private readonly again = new Set<string>();
+  /**
+   * Agents whose queue the last claim run found empty, with no work notice since: a lease ending there does
+   * not look for queued work (the notice of work queued later, or the poll, does).
+   */
+  private readonly drained = new Set<string>();
   private timer: NodeJS.Timeout | null = null;
   private unsubscribe: () => void = () => undefined;
   private unsubscribeReconnect: () => void = () => undefined;
@@ -52,6 +57,7 @@ export class Dispatcher implements OnApplicationBootstrap, OnModuleDestroy {
   }
 
   private kickAll(): void {
+    this.drained.clear();
     for (const key of this.sessions.keys()) {
       this.kickKey(key);
     }
@@ -112,22 +118,26 @@ export class Dispatcher implements OnApplicationBootstrap, OnModuleDestroy {
     if (leased?.lease?.workerId === session.workerId) {
       this.deliver(session, leased);
     } else {
+      this.drained.delete(session.key);
       this.kickKey(session.key);
     }
   }
 
   /** A lease of `session` ended (finished, revoked, lost): its capacity is free again. */
   released(session: WorkerSession, taskId: string): void {
-    if (session.inflight.delete(taskId)) {
+    if (session.inflight.delete(taskId) && !this.drained.has(session.key)) {
       this.kickKey(session.key);
     }
   }
 
   private onNotice(notice: Notice): void {
     switch (notice.k) {
-      case 'work':
-        this.kickKey(agentKey(notice.t, notice.a));
+      case 'work': {
+        const key = agentKey(notice.t, notice.a);
+        this.drained.delete(key);
+        this.kickKey(key);
         return;
+      }
       case 'cancel':
         this.findSession(notice.t, notice.id, notice.e, notice.w)?.send({
           cancel: { taskId: notice.id, leaseEpoch: notice.e },
@@ -218,11 +228,19 @@ export class Dispatcher implements OnApplicationBootstrap, OnModuleDestroy {
       if (free === 0 || !first) {
         return;
       }
+      this.drained.delete(key);
       const queued = await this.work.queued(first.tenantId, first.agentId, free);
       const leased = await Promise.all(
         queued.map((taskId) => this.lease(first.tenantId, first.agentId, taskId)),
       );
-      if (queued.length < free || !leased.some(Boolean)) {
+      if (queued.length < free) {
+        // Every task queued when the query ran was tried. A notice arriving meanwhile asked for a new run.
+        if (!this.again.has(key)) {
+          this.drained.add(key);
+        }
+        return;
+      }
+      if (!leased.some(Boolean)) {
         return;
       }
     }

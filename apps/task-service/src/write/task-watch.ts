@@ -8,7 +8,11 @@ import { TaskWriter } from './task-writer';
 /** Backstop when neither a local commit nor a notice says that the task moved. */
 const FALLBACK_POLL_MS = 1_000;
 
-type Wake = (after: PresentTask | null) => void;
+/** A waiter of one task: woken by this replica's commits (with the new state) and by notices (a version). */
+interface Waiter {
+  committed(after: PresentTask): void;
+  noticed(version: number): void;
+}
 
 /**
  * Waits for a task to reach a state. A change this replica committed wakes the waiter in-process with the
@@ -17,7 +21,7 @@ type Wake = (after: PresentTask | null) => void;
  */
 @Injectable()
 export class TaskWatch implements OnModuleDestroy {
-  private readonly waiters = new Map<string, Set<Wake>>();
+  private readonly waiters = new Map<string, Set<Waiter>>();
   private readonly unsubscribe: () => void;
 
   constructor(
@@ -26,12 +30,13 @@ export class TaskWatch implements OnModuleDestroy {
     private readonly views: TaskViews,
   ) {
     const unsubscribeCommits = writer.onCommitted((tenantId, after) =>
-      this.waiters.get(watchKey(tenantId, after.task.id))?.forEach((wake) => wake(after)),
+      this.waiters.get(watchKey(tenantId, after.task.id))?.forEach((w) => w.committed(after)),
     );
-    // Changes made elsewhere (another replica, the sweeper) make the writer's cached state stale.
     const unsubscribeNotices = bus.subscribe((notice) => {
       if (notice.k === 'task') {
+        // Changes made elsewhere (another replica, the sweeper) make the writer's cached state stale.
         writer.moved(notice.t, notice.id, notice.v);
+        this.waiters.get(watchKey(notice.t, notice.id))?.forEach((w) => w.noticed(notice.v));
       }
     });
     this.unsubscribe = () => {
@@ -64,27 +69,37 @@ export class TaskWatch implements OnModuleDestroy {
       seen: known?.version ?? 0,
     };
     let notify: () => void = () => undefined;
-    const local: Wake = (after) => {
-      if (after) {
-        box.seen = Math.max(box.seen, after.version);
-      }
+    const wake = (after: PresentTask | null): void => {
       const held = box.signal?.after ?? null;
       box.signal = { after: after && (!held || after.version > held.version) ? after : held };
       notify();
     };
-    const waiters = this.waiters.get(key) ?? new Set<Wake>();
-    waiters.add(local);
+    const waiter: Waiter = {
+      committed: (after) => {
+        box.seen = Math.max(box.seen, after.version);
+        wake(after);
+      },
+      noticed: (version) => {
+        if (version <= box.seen) {
+          return;
+        }
+        // The notice of a commit of this replica's writer can arrive before the commit's own result: when
+        // a batch of it holds the task, its end tells the waiter the new state without a read.
+        const settling = this.writer.settling(ctx.tenantId, taskId);
+        if (!settling) {
+          wake(null);
+          return;
+        }
+        void settling.then(() => {
+          if (version > box.seen) {
+            wake(null);
+          }
+        });
+      },
+    };
+    const waiters = this.waiters.get(key) ?? new Set<Waiter>();
+    waiters.add(waiter);
     this.waiters.set(key, waiters);
-    const unsubscribe = this.bus.subscribe((notice) => {
-      if (
-        notice.k === 'task' &&
-        notice.t === ctx.tenantId &&
-        notice.id === taskId &&
-        notice.v > box.seen
-      ) {
-        local(null);
-      }
-    });
     const deadline = Date.now() + timeoutMs;
     try {
       let record = this.newest(ctx, taskId, known) ?? (await this.views.get(ctx, taskId));
@@ -111,8 +126,7 @@ export class TaskWatch implements OnModuleDestroy {
             : await this.views.get(ctx, taskId);
       }
     } finally {
-      unsubscribe();
-      waiters.delete(local);
+      waiters.delete(waiter);
       if (waiters.size === 0) {
         this.waiters.delete(key);
       }

@@ -82,8 +82,11 @@ export class TaskWriter {
   /** A launch is scheduled for the next turn of the event loop. */
   private scheduled = false;
   private inFlight = 0;
-  /** Streams and messageIds of the batches in flight: a command on one of them waits for its batch. */
-  private readonly busyStreams = new Set<string>();
+  /**
+   * Streams and messageIds of the batches in flight: a command on one of them waits for its batch. A busy
+   * stream maps to the end of its batch (its outcomes resolved, its listeners told).
+   */
+  private readonly busyStreams = new Map<string, Promise<void>>();
   private readonly busyClaims = new Set<string>();
   private readonly cache = new StreamCache(CACHE_CAPACITY);
   private readonly listeners = new Set<CommitListener>();
@@ -115,6 +118,15 @@ export class TaskWriter {
     return this.cache.get(taskStreamId(tenantId, taskId))?.state;
   }
 
+  /**
+   * When a batch in flight holds a change to the task: the end of that batch, its commit listeners told.
+   * A notice of a commit can outrun the commit's own result; waiting for the batch tells whether it was this
+   * replica's.
+   */
+  settling(tenantId: string, taskId: string): Promise<void> | undefined {
+    return this.busyStreams.get(taskStreamId(tenantId, taskId));
+  }
+
   /** Another path changed the stream (or may have): decide on a fresh read next time. */
   forget(tenantId: string, taskId: string): void {
     this.cache.delete(taskStreamId(tenantId, taskId));
@@ -144,12 +156,18 @@ export class TaskWriter {
   /** Starts batches while fewer than MAX_IN_FLIGHT run and there is work not held back by one of them. */
   private launch(): void {
     while (this.inFlight < MAX_IN_FLIGHT && this.queue.length > 0) {
-      const batch = this.take();
+      let over: () => void = () => undefined;
+      const batch = this.take(
+        new Promise<void>((resolve) => {
+          over = resolve;
+        }),
+      );
       if (batch.length === 0) {
         return;
       }
       this.inFlight += 1;
       void this.run(batch).finally(() => {
+        over();
         this.inFlight -= 1;
         for (const { streamId, claimKey } of batch) {
           this.busyStreams.delete(streamId);
@@ -169,7 +187,7 @@ export class TaskWriter {
    * command per stream and per messageId, none on a stream or messageId of a batch in flight (a later one
    * waits and is decided on what the earlier one wrote).
    */
-  private take(): Pending[] {
+  private take(over: Promise<void>): Pending[] {
     const batch: Pending[] = [];
     const rest: Pending[] = [];
     for (const pending of this.queue) {
@@ -183,7 +201,7 @@ export class TaskWriter {
         continue;
       }
       batch.push(pending);
-      this.busyStreams.add(streamId);
+      this.busyStreams.set(streamId, over);
       if (claimKey !== null) {
         this.busyClaims.add(claimKey);
       }

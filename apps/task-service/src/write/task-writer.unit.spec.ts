@@ -245,6 +245,27 @@ describe('TaskWriter', () => {
     await Promise.all([writer.write(submit('t1')), writer.write(submit('t2'))]);
     expect(seen).toEqual(['acme/t1@1', 'acme/t2@1']);
   });
+
+  it('says when a batch holding a task is over, after its commit listeners heard of it', async () => {
+    const { store, writer } = setUp();
+    const told: string[] = [];
+    writer.onCommitted((_tenantId, after) => told.push(after.task.id));
+    expect(writer.settling('acme', 't1')).toBeUndefined();
+    let commit: () => void = () => undefined;
+    store.hold = new Promise<void>((resolve) => {
+      commit = resolve;
+    });
+    const written = writer.write(submit('t1'));
+    await until(() => store.appending === 1);
+    const settling = writer.settling('acme', 't1');
+    expect(settling).toBeInstanceOf(Promise);
+    expect(writer.settling('acme', 't2')).toBeUndefined();
+    commit();
+    await settling;
+    expect(told).toEqual(['t1']);
+    expect((await written).kind).toBe('written');
+    expect(writer.settling('acme', 't1')).toBeUndefined();
+  });
 });
 
 async function until(condition: () => boolean): Promise<void> {
