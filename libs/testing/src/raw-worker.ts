@@ -166,6 +166,15 @@ export class RawWorker {
     });
   }
 
+  /** Sends several requests in one PublishUpdates call; resolves with their outcomes, in order. */
+  publishMany(requests: workerPb.PublishUpdateRequest[]): Promise<workerPb.PublishOutcome[]> {
+    return new Promise((resolve, reject) => {
+      this.client.publishUpdates({ requests }, this.metadata(), (error, response) =>
+        error ? reject(error) : resolve(response.outcomes),
+      );
+    });
+  }
+
   /** Ends the session the polite way. */
   disconnect(): void {
     this.stream?.end();

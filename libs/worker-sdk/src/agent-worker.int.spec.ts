@@ -31,7 +31,7 @@ class FakePlatform {
   readonly updates: ReceivedUpdate[] = [];
   /** ReleaseLease calls, with whether a session was still open when each arrived. */
   readonly releases: { request: workerPb.ReleaseLeaseRequest; sessionOpen: boolean }[] = [];
-  /** Answers to the next PublishUpdate calls; success once empty. */
+  /** Answers to the next update requests (PublishUpdate calls, PublishUpdates entries); success once empty. */
   readonly replies: Reply[] = [];
   private readonly sessions: ServerDuplexStream<
     workerPb.WorkerMessage,
@@ -45,6 +45,25 @@ class FakePlatform {
     private readonly refuse = false,
   ) {}
 
+  /** PublishUpdates calls received. */
+  publishCalls = 0;
+
+  /** Records an update request and answers it with the next scripted reply. */
+  private receive(
+    request: workerPb.PublishUpdateRequest,
+    metadata: Metadata,
+  ): workerPb.PublishOutcome {
+    this.updates.push({
+      request,
+      workerId: String(metadata.get('x-worker-id')[0] ?? ''),
+      authorization: String(metadata.get('authorization')[0] ?? ''),
+    });
+    const reply = this.replies.shift();
+    return reply
+      ? { code: reply.code, version: 0, reason: reply.reason, message: reply.reason }
+      : { code: GrpcStatus.OK, version: this.updates.length, reason: '', message: '' };
+  }
+
   async start(port = 0): Promise<void> {
     const server = new Server();
     server.addService(workerPb.WorkerServiceService, {
@@ -54,19 +73,23 @@ class FakePlatform {
         call: ServerUnaryCall<workerPb.PublishUpdateRequest, workerPb.PublishUpdateResponse>,
         callback: sendUnaryData<workerPb.PublishUpdateResponse>,
       ) => {
-        this.updates.push({
-          request: call.request,
-          workerId: String(call.metadata.get('x-worker-id')[0] ?? ''),
-          authorization: String(call.metadata.get('authorization')[0] ?? ''),
-        });
-        const reply = this.replies.shift();
-        if (!reply) {
-          callback(null, { version: this.updates.length });
+        const outcome = this.receive(call.request, call.metadata);
+        if (outcome.code === (GrpcStatus.OK as number)) {
+          callback(null, { version: outcome.version });
           return;
         }
         const trailers = new Metadata();
-        trailers.set('x-error-reason', reply.reason);
-        callback({ code: reply.code, details: reply.reason, metadata: trailers });
+        trailers.set('x-error-reason', outcome.reason);
+        callback({ code: outcome.code, details: outcome.reason, metadata: trailers });
+      },
+      publishUpdates: (
+        call: ServerUnaryCall<workerPb.PublishUpdatesRequest, workerPb.PublishUpdatesResponse>,
+        callback: sendUnaryData<workerPb.PublishUpdatesResponse>,
+      ) => {
+        this.publishCalls += 1;
+        callback(null, {
+          outcomes: call.request.requests.map((request) => this.receive(request, call.metadata)),
+        });
       },
       releaseLease: (
         call: ServerUnaryCall<workerPb.ReleaseLeaseRequest, workerPb.ReleaseLeaseResponse>,
@@ -277,6 +300,35 @@ describe('AgentWorker against a WorkerService', () => {
     const seen = platform.heartbeats.length;
     await until(() => platform.heartbeats.length > seen + 1, 'more heartbeats');
     expect(platform.heartbeats.at(-1)).toEqual([]);
+  });
+
+  it('sends the updates of tasks that finish together in one PublishUpdates call, each with its outcome', async () => {
+    const { platform, executor } = await setUp();
+    await until(() => platform.hellos.length === 1, 'hello');
+    for (const taskId of ['t1', 't2', 't3']) {
+      platform.assign(taskId);
+    }
+    await until(
+      () => ['t1', 't2', 't3'].every((id) => platform.statuses(id).length === 1),
+      'three WORKING',
+    );
+    const callsBefore = platform.publishCalls;
+    // t2's COMPLETED fails (UNAVAILABLE) and is sent again; the others are applied.
+    platform.replies.push(undefined, { code: GrpcStatus.UNAVAILABLE, reason: 'UNAVAILABLE' });
+    for (const taskId of ['t1', 't2', 't3']) {
+      executor.release(taskId);
+    }
+    await until(() => platform.statuses('t2').length === 3, 't2 COMPLETED sent again');
+    expect(platform.updates.slice(-4, -1).map((u) => u.request.taskId)).toEqual(['t1', 't2', 't3']);
+    expect(platform.publishCalls - callsBefore).toBe(2);
+    expect(['t1', 't2', 't3'].map((id) => platform.statuses(id))).toEqual([
+      ['WORKING', 'COMPLETED'],
+      ['WORKING', 'COMPLETED', 'COMPLETED'],
+      ['WORKING', 'COMPLETED'],
+    ]);
+    const retried = platform.updates.at(-1)?.request;
+    const first = platform.updates.at(-3)?.request;
+    expect(retried?.updateId).toBe(first?.updateId);
   });
 
   it('survives a platform restart: reconnects, re-announces its leases and retries a failed update', async () => {

@@ -1,8 +1,8 @@
 import {
   credentials,
+  status as GrpcStatus,
   Metadata,
   type ClientDuplexStream,
-  type status as GrpcStatus,
   type ServiceError,
   type StatusObject,
 } from '@grpc/grpc-js';
@@ -36,11 +36,23 @@ export interface WorkerSession {
   readonly ended: Promise<SessionEnd>;
 }
 
+/** Most requests in one `PublishUpdates` call. */
+const MAX_REQUESTS_PER_CALL = 64;
+
+/** An update request waiting for the next `PublishUpdates` call. */
+interface QueuedRequest {
+  request: workerPb.PublishUpdateRequest;
+  deadline: number;
+  resolve: (result: SendResult) => void;
+}
+
 /** The gRPC side of the worker: the only place that knows grpc-js. */
 export class WorkerChannel implements UpdateSender {
   private readonly client: workerPb.WorkerServiceClient;
   /** The worker id of the latest welcome, sent as `x-worker-id` with every update. */
   workerId: string | undefined;
+  private queued: QueuedRequest[] = [];
+  private flushScheduled = false;
 
   constructor(
     target: string,
@@ -87,20 +99,43 @@ export class WorkerChannel implements UpdateSender {
     };
   }
 
+  /**
+   * Sends one update request. The requests of every task sent in the same turn of the event loop go out
+   * together, as one `PublishUpdates` call (each with its own outcome); its deadline is the earliest of theirs.
+   */
   send(request: workerPb.PublishUpdateRequest, timeoutMs: number): Promise<SendResult> {
-    const metadata = this.metadata();
-    if (this.workerId) {
-      metadata.set('x-worker-id', this.workerId);
-    }
     return new Promise((resolve) => {
-      this.client.publishUpdate(
-        request,
-        metadata,
-        { deadline: Date.now() + timeoutMs },
-        (error: ServiceError | null) =>
-          resolve(error ? { ok: false, failure: toFailure(error) } : { ok: true }),
-      );
+      this.queued.push({ request, deadline: Date.now() + timeoutMs, resolve });
+      if (!this.flushScheduled) {
+        this.flushScheduled = true;
+        setImmediate(() => this.flush());
+      }
     });
+  }
+
+  private flush(): void {
+    this.flushScheduled = false;
+    while (this.queued.length > 0) {
+      const batch = this.queued.splice(0, MAX_REQUESTS_PER_CALL);
+      const metadata = this.metadata();
+      if (this.workerId) {
+        metadata.set('x-worker-id', this.workerId);
+      }
+      this.client.publishUpdates(
+        { requests: batch.map((queued) => queued.request) },
+        metadata,
+        { deadline: Math.min(...batch.map((queued) => queued.deadline)) },
+        (error: ServiceError | null, response?: workerPb.PublishUpdatesResponse) => {
+          batch.forEach((queued, index) =>
+            queued.resolve(
+              error
+                ? { ok: false, failure: toFailure(error) }
+                : resultOf(response?.outcomes[index]),
+            ),
+          );
+        },
+      );
+    }
   }
 
   /** Hands a lease back (`ReleaseLease`); resolves with the outcome, never rejects. */
@@ -125,6 +160,30 @@ export class WorkerChannel implements UpdateSender {
     metadata.set('authorization', `Bearer ${this.credential}`);
     return metadata;
   }
+}
+
+/** One request's outcome in a `PublishUpdates` answer; a missing one counts as a transient failure. */
+function resultOf(outcome: workerPb.PublishOutcome | undefined): SendResult {
+  if (!outcome) {
+    return {
+      ok: false,
+      failure: {
+        code: GrpcStatus.INTERNAL,
+        reason: undefined,
+        message: 'the platform sent no outcome for the update',
+      },
+    };
+  }
+  return outcome.code === (GrpcStatus.OK as number)
+    ? { ok: true }
+    : {
+        ok: false,
+        failure: {
+          code: outcome.code,
+          reason: outcome.reason || undefined,
+          message: outcome.message,
+        },
+      };
 }
 
 function toFailure(error: ServiceError): UpdateFailure {

@@ -25,6 +25,7 @@ import {
   serviceParameters,
   streamError,
 } from '../http/service-parameters';
+import { writeJson } from '../http/write-json';
 import { writeSse } from '../streaming/sse-writer';
 import { INGRESS_CONFIG } from '../tokens';
 
@@ -94,16 +95,15 @@ export class JsonRpcController {
         return;
       }
       const result = await this.gateway.call(session, rpc.method, rpc.params);
-      res
-        .set(activated)
-        .status(200)
-        .json(jsonRpcResult(id, result ?? {}));
+      writeJson(res, 200, activated, jsonRpcResult(id, result ?? {}));
     } catch (thrown) {
       const error = reportedError(thrown, this.logger);
-      res
-        .set(errorHeaders(error, session))
-        .status(JSON_RPC_ERRORS[error.reason].httpStatus)
-        .json(jsonRpcErrorResponse(id ?? jsonRpcRequestIdOf(thrown), error));
+      writeJson(
+        res,
+        JSON_RPC_ERRORS[error.reason].httpStatus,
+        errorHeaders(error, session),
+        jsonRpcErrorResponse(id ?? jsonRpcRequestIdOf(thrown), error),
+      );
     }
   }
 }

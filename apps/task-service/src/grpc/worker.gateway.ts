@@ -35,13 +35,21 @@ import { TASK_SERVICE_CONFIG } from '../tokens';
 const HELLO_TIMEOUT_MS = 10_000;
 /** Most updates one PublishUpdate may carry (the SDK sends at most 64). */
 const MAX_UPDATES_PER_REQUEST = 256;
+/** Most requests one PublishUpdates may carry (the SDK sends at most 64). */
+const MAX_REQUESTS_PER_CALL = 256;
 
-type GrpcError = Error & { code: GrpcStatus; metadata?: Metadata };
+type GrpcError = Error & { code: GrpcStatus; reason: string; metadata: Metadata };
 
 function grpcError(code: GrpcStatus, reason: string, message: string): GrpcError {
   const metadata = new Metadata();
   metadata.set('x-error-reason', reason);
-  return Object.assign(new Error(message), { code, details: message, metadata });
+  return Object.assign(new Error(message), { code, reason, details: message, metadata });
+}
+
+/** The worker a call comes from: its credential's identity and the session id it names. */
+interface CallingWorker {
+  identity: WorkerIdentity;
+  workerId: string;
 }
 
 /** Ends a call with a status the client sees (destroying the stream would surface as CANCELLED). */
@@ -83,8 +91,19 @@ export class WorkerGateway {
         call: ServerUnaryCall<workerPb.PublishUpdateRequest, workerPb.PublishUpdateResponse>,
         callback: sendUnaryData<workerPb.PublishUpdateResponse>,
       ) => {
-        this.applyUpdate(call.request, call.metadata).then(
-          (version) => callback(null, { version }),
+        this.callingWorker(call.metadata)
+          .then((worker) => this.applyUpdate(call.request, worker))
+          .then(
+            (version) => callback(null, { version }),
+            (error: unknown) => callback(this.toGrpcError(error)),
+          );
+      },
+      publishUpdates: (
+        call: ServerUnaryCall<workerPb.PublishUpdatesRequest, workerPb.PublishUpdatesResponse>,
+        callback: sendUnaryData<workerPb.PublishUpdatesResponse>,
+      ) => {
+        this.applyUpdates(call.request, call.metadata).then(
+          (outcomes) => callback(null, { outcomes }),
           (error: unknown) => callback(this.toGrpcError(error)),
         );
       },
@@ -250,9 +269,43 @@ export class WorkerGateway {
     }
   }
 
+  /**
+   * The requests of a PublishUpdates call, each applied on its own (the writer commits those that arrive
+   * together in one batch); one outcome per request, in order.
+   */
+  private async applyUpdates(
+    request: workerPb.PublishUpdatesRequest,
+    metadata: Metadata,
+  ): Promise<workerPb.PublishOutcome[]> {
+    if (request.requests.length > MAX_REQUESTS_PER_CALL) {
+      throw grpcError(
+        GrpcStatus.INVALID_ARGUMENT,
+        'INVALID_UPDATE',
+        `at most ${MAX_REQUESTS_PER_CALL} requests per call`,
+      );
+    }
+    const worker = await this.callingWorker(metadata);
+    return Promise.all(
+      request.requests.map((one) =>
+        this.applyUpdate(one, worker).then(
+          (version) => ({ code: GrpcStatus.OK, version, reason: '', message: '' }),
+          (error: unknown) => {
+            const refused = this.toGrpcError(error);
+            return {
+              code: refused.code,
+              version: 0,
+              reason: refused.reason,
+              message: refused.message,
+            };
+          },
+        ),
+      ),
+    );
+  }
+
   private async applyUpdate(
     request: workerPb.PublishUpdateRequest,
-    metadata: Metadata,
+    worker: CallingWorker,
   ): Promise<number> {
     const now = this.clock.now();
     const commands: TaskCommand[] = toWorkerUpdates(request).map((update) => ({
@@ -262,9 +315,9 @@ export class WorkerGateway {
       now,
     }));
     const key = request.updateId ? `${request.leaseEpoch}:${request.updateId}` : undefined;
-    const { workerId, after } = await this.executeAsWorker(metadata, request.taskId, commands, key);
+    const after = await this.executeAsWorker(worker, request.taskId, commands, key);
     if (after.status === 'present' && after.lease?.epoch !== request.leaseEpoch) {
-      this.releaseSlot(workerId, request.taskId);
+      this.releaseSlot(worker.workerId, request.taskId);
     }
     return after.version;
   }
@@ -280,26 +333,31 @@ export class WorkerGateway {
       reason: request.reason.slice(0, 500) || 'released by the worker',
       now: this.clock.now(),
     };
-    const { workerId, after } = await this.executeAsWorker(metadata, request.taskId, [command]);
-    this.releaseSlot(workerId, request.taskId);
+    const worker = await this.callingWorker(metadata);
+    const after = await this.executeAsWorker(worker, request.taskId, [command]);
+    this.releaseSlot(worker.workerId, request.taskId);
     return after.version;
   }
 
-  /**
-   * Runs a worker's commands on one of its agent's tasks (a task of another agent is LEASE_LOST), as the
-   * worker the call comes from.
-   */
-  private async executeAsWorker(
-    metadata: Metadata,
-    taskId: string,
-    commands: readonly TaskCommand[],
-    idempotencyKey?: string,
-  ): Promise<{ workerId: string; after: TaskAggregate }> {
+  /** The worker a call comes from; UNAUTHENTICATED without a valid worker credential. */
+  private async callingWorker(metadata: Metadata): Promise<CallingWorker> {
     const identity = await this.authenticate(metadata);
     if (!identity) {
       throw grpcError(GrpcStatus.UNAUTHENTICATED, 'UNAUTHENTICATED', 'invalid worker credential');
     }
-    const workerId = String(metadata.get('x-worker-id')[0] ?? identity.credentialId);
+    return {
+      identity,
+      workerId: String(metadata.get('x-worker-id')[0] ?? identity.credentialId),
+    };
+  }
+
+  /** Runs a worker's commands on one of its agent's tasks (a task of another agent is LEASE_LOST). */
+  private async executeAsWorker(
+    { identity, workerId }: CallingWorker,
+    taskId: string,
+    commands: readonly TaskCommand[],
+    idempotencyKey?: string,
+  ): Promise<TaskAggregate> {
     const { after } = await this.tasks.execute(
       identity.tenantId,
       taskId,
@@ -315,7 +373,7 @@ export class WorkerGateway {
         ...(idempotencyKey ? { idempotencyKey } : {}),
       },
     );
-    return { workerId, after };
+    return after;
   }
 
   /** The worker's lease on the task ended: its session (if connected here) has room again. */
@@ -333,7 +391,7 @@ export class WorkerGateway {
   }
 
   private toGrpcError(error: unknown): GrpcError {
-    if ((error as GrpcError).code !== undefined && (error as GrpcError).metadata) {
+    if ((error as GrpcError).code !== undefined && (error as GrpcError).reason !== undefined) {
       return error as GrpcError;
     }
     if (error instanceof WorkerUpdateRejected) {

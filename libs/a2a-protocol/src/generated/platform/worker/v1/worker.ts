@@ -143,6 +143,29 @@ export interface PublishUpdateResponse {
   version: number;
 }
 
+export interface PublishUpdatesRequest {
+  requests: PublishUpdateRequest[];
+}
+
+export interface PublishUpdatesResponse {
+  /** One per request, in the same order. */
+  outcomes: PublishOutcome[];
+}
+
+/** How one request of a PublishUpdates call went: what PublishUpdate would have answered. */
+export interface PublishOutcome {
+  /** The gRPC status code PublishUpdate would have ended with: 0 (OK) when the update was applied. */
+  code: number;
+  /** The task's generation (stream version) after the update, when applied. */
+  version: number;
+  /**
+   * When refused: the `x-error-reason` PublishUpdate would have sent (LEASE_LOST, INVALID_TRANSITION,
+   * INVALID_UPDATE, UNAVAILABLE, ...) and a message for operators.
+   */
+  reason: string;
+  message: string;
+}
+
 export interface ReleaseLeaseRequest {
   taskId: string;
   leaseEpoch: number;
@@ -1457,6 +1480,238 @@ export const PublishUpdateResponse: MessageFns<PublishUpdateResponse> = {
   },
 };
 
+function createBasePublishUpdatesRequest(): PublishUpdatesRequest {
+  return { requests: [] };
+}
+
+export const PublishUpdatesRequest: MessageFns<PublishUpdatesRequest> = {
+  encode(message: PublishUpdatesRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    for (const v of message.requests) {
+      PublishUpdateRequest.encode(v!, writer.uint32(10).fork()).join();
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): PublishUpdatesRequest {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const end = length === undefined ? reader.len : reader.pos + length;
+    const message = createBasePublishUpdatesRequest();
+    while (reader.pos < end) {
+      const tag = reader.uint32();
+      switch (tag >>> 3) {
+        case 1: {
+          if (tag !== 10) {
+            break;
+          }
+
+          message.requests.push(PublishUpdateRequest.decode(reader, reader.uint32()));
+          continue;
+        }
+      }
+      if ((tag & 7) === 4 || tag === 0) {
+        break;
+      }
+      reader.skip(tag & 7);
+    }
+    return message;
+  },
+
+  fromJSON(object: any): PublishUpdatesRequest {
+    return {
+      requests: globalThis.Array.isArray(object?.requests)
+        ? object.requests.map((e: any) => PublishUpdateRequest.fromJSON(e))
+        : [],
+    };
+  },
+
+  toJSON(message: PublishUpdatesRequest): unknown {
+    const obj: any = {};
+    if (message.requests?.length) {
+      obj.requests = message.requests.map((e) => PublishUpdateRequest.toJSON(e));
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<PublishUpdatesRequest>, I>>(base?: I): PublishUpdatesRequest {
+    return PublishUpdatesRequest.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<PublishUpdatesRequest>, I>>(object: I): PublishUpdatesRequest {
+    const message = createBasePublishUpdatesRequest();
+    message.requests = object.requests?.map((e) => PublishUpdateRequest.fromPartial(e)) || [];
+    return message;
+  },
+};
+
+function createBasePublishUpdatesResponse(): PublishUpdatesResponse {
+  return { outcomes: [] };
+}
+
+export const PublishUpdatesResponse: MessageFns<PublishUpdatesResponse> = {
+  encode(message: PublishUpdatesResponse, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    for (const v of message.outcomes) {
+      PublishOutcome.encode(v!, writer.uint32(10).fork()).join();
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): PublishUpdatesResponse {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const end = length === undefined ? reader.len : reader.pos + length;
+    const message = createBasePublishUpdatesResponse();
+    while (reader.pos < end) {
+      const tag = reader.uint32();
+      switch (tag >>> 3) {
+        case 1: {
+          if (tag !== 10) {
+            break;
+          }
+
+          message.outcomes.push(PublishOutcome.decode(reader, reader.uint32()));
+          continue;
+        }
+      }
+      if ((tag & 7) === 4 || tag === 0) {
+        break;
+      }
+      reader.skip(tag & 7);
+    }
+    return message;
+  },
+
+  fromJSON(object: any): PublishUpdatesResponse {
+    return {
+      outcomes: globalThis.Array.isArray(object?.outcomes)
+        ? object.outcomes.map((e: any) => PublishOutcome.fromJSON(e))
+        : [],
+    };
+  },
+
+  toJSON(message: PublishUpdatesResponse): unknown {
+    const obj: any = {};
+    if (message.outcomes?.length) {
+      obj.outcomes = message.outcomes.map((e) => PublishOutcome.toJSON(e));
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<PublishUpdatesResponse>, I>>(base?: I): PublishUpdatesResponse {
+    return PublishUpdatesResponse.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<PublishUpdatesResponse>, I>>(object: I): PublishUpdatesResponse {
+    const message = createBasePublishUpdatesResponse();
+    message.outcomes = object.outcomes?.map((e) => PublishOutcome.fromPartial(e)) || [];
+    return message;
+  },
+};
+
+function createBasePublishOutcome(): PublishOutcome {
+  return { code: 0, version: 0, reason: "", message: "" };
+}
+
+export const PublishOutcome: MessageFns<PublishOutcome> = {
+  encode(message: PublishOutcome, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.code !== 0) {
+      writer.uint32(8).int32(message.code);
+    }
+    if (message.version !== 0) {
+      writer.uint32(16).int64(message.version);
+    }
+    if (message.reason !== "") {
+      writer.uint32(26).string(message.reason);
+    }
+    if (message.message !== "") {
+      writer.uint32(34).string(message.message);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): PublishOutcome {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const end = length === undefined ? reader.len : reader.pos + length;
+    const message = createBasePublishOutcome();
+    while (reader.pos < end) {
+      const tag = reader.uint32();
+      switch (tag >>> 3) {
+        case 1: {
+          if (tag !== 8) {
+            break;
+          }
+
+          message.code = reader.int32();
+          continue;
+        }
+        case 2: {
+          if (tag !== 16) {
+            break;
+          }
+
+          message.version = longToNumber(reader.int64());
+          continue;
+        }
+        case 3: {
+          if (tag !== 26) {
+            break;
+          }
+
+          message.reason = reader.string();
+          continue;
+        }
+        case 4: {
+          if (tag !== 34) {
+            break;
+          }
+
+          message.message = reader.string();
+          continue;
+        }
+      }
+      if ((tag & 7) === 4 || tag === 0) {
+        break;
+      }
+      reader.skip(tag & 7);
+    }
+    return message;
+  },
+
+  fromJSON(object: any): PublishOutcome {
+    return {
+      code: isSet(object.code) ? globalThis.Number(object.code) : 0,
+      version: isSet(object.version) ? globalThis.Number(object.version) : 0,
+      reason: isSet(object.reason) ? globalThis.String(object.reason) : "",
+      message: isSet(object.message) ? globalThis.String(object.message) : "",
+    };
+  },
+
+  toJSON(message: PublishOutcome): unknown {
+    const obj: any = {};
+    if (message.code !== 0) {
+      obj.code = Math.round(message.code);
+    }
+    if (message.version !== 0) {
+      obj.version = Math.round(message.version);
+    }
+    if (message.reason !== "") {
+      obj.reason = message.reason;
+    }
+    if (message.message !== "") {
+      obj.message = message.message;
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<PublishOutcome>, I>>(base?: I): PublishOutcome {
+    return PublishOutcome.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<PublishOutcome>, I>>(object: I): PublishOutcome {
+    const message = createBasePublishOutcome();
+    message.code = object.code ?? 0;
+    message.version = object.version ?? 0;
+    message.reason = object.reason ?? "";
+    message.message = object.message ?? "";
+    return message;
+  },
+};
+
 function createBaseReleaseLeaseRequest(): ReleaseLeaseRequest {
   return { taskId: "", leaseEpoch: 0, reason: "" };
 }
@@ -1639,6 +1894,25 @@ export const WorkerServiceService = {
     responseDeserialize: (value: Buffer): PublishUpdateResponse => PublishUpdateResponse.decode(value),
   },
   /**
+   * Several PublishUpdate requests in one call, for different tasks (a worker running many tasks sends the
+   * updates they produced at the same time together). Each is applied as PublishUpdate applies it, on its
+   * own: one refused leaves the others unharmed. The answer has one outcome per request, in order. The call
+   * itself fails only as a whole (UNAUTHENTICATED, UNAVAILABLE, INVALID_ARGUMENT for more than 256
+   * requests); then none, some or all were applied, and the worker sends them again with the same update
+   * ids.
+   */
+  publishUpdates: {
+    path: "/platform.worker.v1.WorkerService/PublishUpdates",
+    requestStream: false,
+    responseStream: false,
+    requestSerialize: (value: PublishUpdatesRequest): Buffer =>
+      Buffer.from(PublishUpdatesRequest.encode(value).finish()),
+    requestDeserialize: (value: Buffer): PublishUpdatesRequest => PublishUpdatesRequest.decode(value),
+    responseSerialize: (value: PublishUpdatesResponse): Buffer =>
+      Buffer.from(PublishUpdatesResponse.encode(value).finish()),
+    responseDeserialize: (value: Buffer): PublishUpdatesResponse => PublishUpdatesResponse.decode(value),
+  },
+  /**
    * Hands a leased task back without finishing it (a draining worker): the work is queued again at once for
    * another worker, as the same attempt (a hand-back is not a failure). A lease that is no longer current
    * changes nothing (the answer is the task's version). Close the session first, so that the task is not
@@ -1669,6 +1943,15 @@ export interface WorkerServiceServer extends UntypedServiceImplementation {
    * (fencing); INVALID_ARGUMENT with `x-error-reason` INVALID_TRANSITION or INVALID_UPDATE for a bad update.
    */
   publishUpdate: handleUnaryCall<PublishUpdateRequest, PublishUpdateResponse>;
+  /**
+   * Several PublishUpdate requests in one call, for different tasks (a worker running many tasks sends the
+   * updates they produced at the same time together). Each is applied as PublishUpdate applies it, on its
+   * own: one refused leaves the others unharmed. The answer has one outcome per request, in order. The call
+   * itself fails only as a whole (UNAUTHENTICATED, UNAVAILABLE, INVALID_ARGUMENT for more than 256
+   * requests); then none, some or all were applied, and the worker sends them again with the same update
+   * ids.
+   */
+  publishUpdates: handleUnaryCall<PublishUpdatesRequest, PublishUpdatesResponse>;
   /**
    * Hands a leased task back without finishing it (a draining worker): the work is queued again at once for
    * another worker, as the same attempt (a hand-back is not a failure). A lease that is no longer current
@@ -1706,6 +1989,29 @@ export interface WorkerServiceClient extends Client {
     metadata: Metadata,
     options: Partial<CallOptions>,
     callback: (error: ServiceError | null, response: PublishUpdateResponse) => void,
+  ): ClientUnaryCall;
+  /**
+   * Several PublishUpdate requests in one call, for different tasks (a worker running many tasks sends the
+   * updates they produced at the same time together). Each is applied as PublishUpdate applies it, on its
+   * own: one refused leaves the others unharmed. The answer has one outcome per request, in order. The call
+   * itself fails only as a whole (UNAUTHENTICATED, UNAVAILABLE, INVALID_ARGUMENT for more than 256
+   * requests); then none, some or all were applied, and the worker sends them again with the same update
+   * ids.
+   */
+  publishUpdates(
+    request: PublishUpdatesRequest,
+    callback: (error: ServiceError | null, response: PublishUpdatesResponse) => void,
+  ): ClientUnaryCall;
+  publishUpdates(
+    request: PublishUpdatesRequest,
+    metadata: Metadata,
+    callback: (error: ServiceError | null, response: PublishUpdatesResponse) => void,
+  ): ClientUnaryCall;
+  publishUpdates(
+    request: PublishUpdatesRequest,
+    metadata: Metadata,
+    options: Partial<CallOptions>,
+    callback: (error: ServiceError | null, response: PublishUpdatesResponse) => void,
   ): ClientUnaryCall;
   /**
    * Hands a leased task back without finishing it (a draining worker): the work is queued again at once for
