@@ -66,6 +66,8 @@ export interface CallOptions {
   versionInQuery?: boolean;
   /** HTTP+JSON only: SubscribeToTask on POST, as the prose has it, instead of the proto's GET (§12 #1). */
   subscribeWithPost?: boolean;
+  /** Streams only: told each event as it arrives (the stream is still read to its end). */
+  onEvent?: (event: Record<string, unknown>) => void;
 }
 
 /** How a binding signalled an error on the wire. */
@@ -238,20 +240,25 @@ async function readSse(
   response: Response,
   controller: AbortController,
   toEvent: (data: string) => { event: Record<string, unknown> } | { error: string },
+  onEvent: (event: Record<string, unknown>) => void = () => undefined,
 ): Promise<{ events: Record<string, unknown>[]; streamError: string | null }> {
   const connection = new SseConnection(response, controller);
-  const frames = await connection.collect(CALL_TIMEOUT_MS);
+  const deadline = Date.now() + CALL_TIMEOUT_MS;
   const events: Record<string, unknown>[] = [];
   let streamError: string | null = null;
-  for (const frame of frames) {
+  for (;;) {
+    const frame = await connection.next(Math.max(1, deadline - Date.now()));
+    if (frame === null) {
+      return { events, streamError };
+    }
     const item = frame.event === 'error' ? { error: frame.data } : toEvent(frame.data);
     if ('error' in item) {
       streamError = item.error;
     } else {
       events.push(item.event);
+      onEvent(item.event);
     }
   }
-  return { events, streamError };
 }
 
 // ---------------------------------------------------------------------------------------------------------
@@ -305,13 +312,18 @@ export class JsonRpcBindingClient implements BindingClient {
       const { json } = await readJson(response);
       return this.error(response, (json ?? {}) as RpcBody, activatedExtensions);
     }
-    const read = await readSse(response, controller, (data) => {
-      const frame = JSON.parse(data) as RpcBody;
-      if (frame.id !== id || !('result' in frame)) {
-        return { error: data };
-      }
-      return { event: frame.result as Record<string, unknown> };
-    });
+    const read = await readSse(
+      response,
+      controller,
+      (data) => {
+        const frame = JSON.parse(data) as RpcBody;
+        if (frame.id !== id || !('result' in frame)) {
+          return { error: data };
+        }
+        return { event: frame.result as Record<string, unknown> };
+      },
+      options?.onEvent,
+    );
     return { ok: true, ...read, activatedExtensions };
   }
 
@@ -475,10 +487,15 @@ export class RestBindingClient implements BindingClient {
       const { json } = await readJson(response);
       return this.error(response, json, activatedExtensions);
     }
-    const read = await readSse(response, controller, (data) => {
-      const event = JSON.parse(data) as Record<string, unknown>;
-      return 'error' in event ? { error: data } : { event };
-    });
+    const read = await readSse(
+      response,
+      controller,
+      (data) => {
+        const event = JSON.parse(data) as Record<string, unknown>;
+        return 'error' in event ? { error: data } : { event };
+      },
+      options?.onEvent,
+    );
     return { ok: true, ...read, activatedExtensions };
   }
 
@@ -732,7 +749,9 @@ export class GrpcBindingClient implements BindingClient {
         headers = received;
       });
       call.on('data', (message: unknown) => {
-        events.push(responseJson(method, message) as Record<string, unknown>);
+        const event = responseJson(method, message) as Record<string, unknown>;
+        events.push(event);
+        callOptions?.onEvent?.(event);
       });
       call.on('error', (error: ServiceError) => {
         if (events.length === 0) {

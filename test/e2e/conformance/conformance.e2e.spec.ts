@@ -650,6 +650,53 @@ describe.each(BINDINGS)('%s binding', (binding) => {
       expect(['3', '2', '1'].slice(3 - chunks.length)).toStrictEqual(chunks);
     });
 
+    it('SubscribeToTask follows the task through INPUT_REQUIRED: the answer sent on another connection reaches the same stream, COMPLETED closes it', async () => {
+      const asked = taskOf(
+        await call('SendMessage', { message: userMessage('Hello') }, { agent: 'interview' }),
+      );
+      expect(asked.status.state).toBe('TASK_STATE_INPUT_REQUIRED');
+      let answered: Promise<CallOutcome> | undefined;
+      const list = events(
+        await client().stream(
+          'SubscribeToTask',
+          { id: asked.id },
+          {
+            agent: 'interview',
+            // The answer goes out once the subscription holds the INPUT_REQUIRED snapshot.
+            onEvent: () => {
+              answered ??= call(
+                'SendMessage',
+                {
+                  message: userMessage('Ada', { taskId: asked.id, contextId: asked.contextId }),
+                },
+                { agent: 'interview' },
+              );
+            },
+          },
+        ),
+      );
+      expect(stateOfEvent(list[0] ?? {})).toBe('TASK_STATE_INPUT_REQUIRED');
+      expect(expectTaskStream(list, 'TASK_STATE_COMPLETED')).toBe(asked.id);
+      expect(list.filter((e) => 'artifactUpdate' in e).map(chunkText)).toStrictEqual([
+        'Nice to meet you, Ada!',
+      ]);
+      expect(answered).toBeDefined();
+      expect(taskOf(await (answered as Promise<CallOutcome>)).status.state).toBe(
+        'TASK_STATE_COMPLETED',
+      );
+    });
+
+    it('SendStreamingMessage ends with the turn: INPUT_REQUIRED closes the stream', async () => {
+      const list = events(
+        await client().stream(
+          'SendStreamingMessage',
+          { message: userMessage('Hello') },
+          { agent: 'interview' },
+        ),
+      );
+      expectTaskStream(list, 'TASK_STATE_INPUT_REQUIRED');
+    });
+
     it('SubscribeToTask of a terminal task → UNSUPPORTED_OPERATION before any event', async () => {
       expectError(
         await client().stream('SubscribeToTask', { id: completedEcho.id }),

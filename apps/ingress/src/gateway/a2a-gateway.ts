@@ -32,6 +32,7 @@ import {
 import {
   endsStream,
   TaskEventFeed,
+  type StreamEnd,
   type StreamItem,
   type TaskSubscription,
 } from '../streaming/task-event-feed';
@@ -222,8 +223,10 @@ export class A2aGateway {
       if (!('task' in result)) {
         return { first: { id: version, response: result }, subscription: null };
       }
-      return this.follow(ctx, result.task, version, true);
+      // The turn's stream: it ends when the task is terminal or asks the client for more (§10.6).
+      return this.follow(ctx, result.task, version, true, 'turn');
     }
+    // SubscribeToTask follows the task through INPUT_REQUIRED / AUTH_REQUIRED to its end (§10.6, corrected).
     const { id } = decodeSubscribeToTaskRequest(params);
     const { result: task, version } = await this.operations.getTask({ id }, ctx);
     const resume = session.activatedExtensions.includes(RESUMABLE_STREAMS_URI)
@@ -233,7 +236,9 @@ export class A2aGateway {
       // Resuming (our extension): exactly the events after the client's last one, even of an ended task.
       const missed = Math.min(resume, version);
       const done = isTerminalState(task.status.state) && missed >= version;
-      return done ? { first: null, subscription: null } : this.follow(ctx, task, missed, false);
+      return done
+        ? { first: null, subscription: null }
+        : this.follow(ctx, task, missed, false, 'terminal');
     }
     if (isTerminalState(task.status.state)) {
       throw new A2aError(
@@ -242,7 +247,7 @@ export class A2aGateway {
         { taskId: task.id, state: task.status.state },
       );
     }
-    return this.follow(ctx, task, version, true);
+    return this.follow(ctx, task, version, true, 'terminal');
   }
 
   private follow(
@@ -250,13 +255,14 @@ export class A2aGateway {
     task: Task,
     after: number,
     snapshotFirst: boolean,
+    end: StreamEnd,
   ): OpenedStream {
     const first = snapshotFirst ? { id: after, response: { task } } : null;
-    if (first && endsStream(first.response)) {
+    if (first && endsStream(first.response, end)) {
       return { first, subscription: null };
     }
     const ref = { taskId: task.id, contextId: task.contextId };
-    return { first, subscription: this.feed.subscribe(ctx.tenantId, ref, after) };
+    return { first, subscription: this.feed.subscribe(ctx.tenantId, ref, after, end) };
   }
 
   /**
