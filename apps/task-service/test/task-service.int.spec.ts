@@ -151,39 +151,36 @@ describe('task-service against real Postgres and gRPC', () => {
     expect(fromBob.id).not.toBe(taskOf(a).id);
   });
 
-  it('refuses another message under a used messageId, and changes nothing (§3.3.1: a retry repeats the message)', async () => {
+  it('takes another message under a used messageId as a new message, and answers a retry of each with its own task (digest §6)', async () => {
     const message = userMessage('first');
-    const first = taskOf(
-      await commands.call('sendMessage', idle(alice), {
-        message,
-        configuration: { returnImmediately: true },
-      }),
-    );
-    const before = await db.pool.query('SELECT count(*)::int AS n FROM events.messages');
+    const send = async (sent: unknown): Promise<Task> =>
+      taskOf(
+        await commands.call('sendMessage', idle(alice), {
+          message: sent,
+          configuration: { returnImmediately: true },
+        }),
+      );
+    const first = await send(message);
     // Key order and snake_case spelling do not make another message: the decoded message is compared.
-    const reordered = {
-      parts: message.parts,
-      role: message.role,
-      message_id: message.messageId,
-    };
-    const retried = taskOf(
-      await commands.call('sendMessage', idle(alice), {
-        message: reordered,
-        configuration: { returnImmediately: true },
-      }),
+    const reordered = { parts: message.parts, role: message.role, message_id: message.messageId };
+    expect((await send(reordered)).id).toBe(first.id);
+    const other = { ...message, parts: [{ text: 'second' }] };
+    const [second, secondAgain] = await Promise.all([send(other), send(other)]);
+    expect(second.id).not.toBe(first.id);
+    expect(secondAgain.id).toBe(second.id);
+    expect((await send(message)).id).toBe(first.id);
+    const claims = await db.pool.query<{ task_id: string }>(
+      `SELECT task_id FROM ops.message_ids WHERE tenant_id = 'acme' AND message_id = $1
+        ORDER BY created_at`,
+      [message.messageId],
     );
-    expect(retried.id).toBe(first.id);
-    await expect(
-      commands.call('sendMessage', idle(alice), {
-        message: { ...message, parts: [{ text: 'second' }] },
-        configuration: { returnImmediately: true },
-      }),
-    ).rejects.toMatchObject({
-      reason: 'INVALID_PARAMS',
-      fieldViolations: [expect.objectContaining({ field: 'message.messageId' })],
-    });
-    const after = await db.pool.query('SELECT count(*)::int AS n FROM events.messages');
-    expect(after.rows[0].n).toBe(before.rows[0].n);
+    expect(claims.rows.map((r) => r.task_id)).toEqual([first.id, second.id]);
+    const submitted = await db.pool.query<{ n: number }>(
+      `SELECT count(*)::int AS n FROM events.messages
+        WHERE event_type = 'TaskSubmitted' AND data->'message'->>'messageId' = $1`,
+      [message.messageId],
+    );
+    expect(submitted.rows[0]?.n).toBe(2);
   });
 
   it('continues an INPUT_REQUIRED task with a new assignment on the same task (§10.3)', async () => {

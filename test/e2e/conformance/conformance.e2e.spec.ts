@@ -426,6 +426,18 @@ describe.each(BINDINGS)('%s binding', (binding) => {
       expect(done.artifacts?.[0]?.parts[0]?.text).toBe('Nice to meet you, Ada!');
     });
 
+    it('§6 idempotency: the same message again is a retry (its first task); another message under the same messageId is a new task', async () => {
+      const message = userMessage('once');
+      const first = taskOf(await call('SendMessage', { message }));
+      expect(taskOf(await call('SendMessage', { message })).id).toBe(first.id);
+      const other = { ...message, parts: [{ text: 'twice' }] };
+      const second = taskOf(await call('SendMessage', { message: other }));
+      expect(second.id).not.toBe(first.id);
+      expect(second.status.state).toBe('TASK_STATE_COMPLETED');
+      expect(second.artifacts?.[0]?.parts[0]?.text).toBe('twice');
+      expect(taskOf(await call('SendMessage', { message: other })).id).toBe(second.id);
+    });
+
     it('§10.3 a message to a terminal task → UNSUPPORTED_OPERATION', async () => {
       const outcome = await call('SendMessage', {
         message: userMessage('again', { taskId: completedEcho.id }),

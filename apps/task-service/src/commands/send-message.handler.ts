@@ -2,7 +2,6 @@ import {
   applyHistoryLength,
   canonicalize,
   decodeSendMessageRequest,
-  invalidParams,
   isInterruptedState,
   isTerminalState,
   type Message,
@@ -20,16 +19,16 @@ import { Clock, IdGenerator } from '../clock';
 import { Dispatcher } from '../dispatch/dispatcher';
 import { TaskViews, type TaskViewRecord } from '../queries/task-views';
 import { TASK_SERVICE_CONFIG } from '../tokens';
-import { TaskStore } from '../write/task-store';
+import { TaskStore, type MessageIdClaim } from '../write/task-store';
 import { recordOf, TaskWatch } from '../write/task-watch';
 import { TaskWriter, type WriteOutcome } from '../write/task-writer';
 import { assertAcceptedParts } from './content-types';
 
 /**
  * SendMessage (spec digest §10.3–§10.5): creates a task or continues an interrupted one, durably, before any
- * worker sees it. Idempotent per (tenant, agent, caller, messageId): repeating the same message is a retry and
- * gets the first task; another message under a used messageId is refused (its content would otherwise be
- * dropped). Blocking unless `returnImmediately`.
+ * worker sees it. Idempotent per (tenant, agent, caller, message): the same message (messageId and canonical
+ * content) sent again is a retry and gets the first task; another message under a used messageId is a new
+ * message (spec digest §6, "Idempotency"). Blocking unless `returnImmediately`.
  */
 @Injectable()
 export class SendMessageHandler {
@@ -80,7 +79,7 @@ export class SendMessageHandler {
     request: SendMessageRequest,
   ): Promise<{ taskId: string; record?: TaskViewRecord }> {
     const { message } = request;
-    const claim = {
+    const claim: MessageIdClaim = {
       agentId: ctx.agentId,
       principalId: ctx.principalId,
       messageId: message.messageId,
@@ -125,7 +124,7 @@ export class SendMessageHandler {
         });
       } catch (error) {
         // A turn refused on the task's state may be the retry of a turn that was accepted.
-        const earlier = message.taskId ? await this.earlier(ctx, message, claim.digest) : null;
+        const earlier = message.taskId ? await this.earlier(ctx, claim) : null;
         if (!earlier) {
           throw error;
         }
@@ -141,7 +140,7 @@ export class SendMessageHandler {
         case 'unchanged':
           return { taskId };
         case 'duplicate': {
-          const earlier = await this.earlier(ctx, message, claim.digest);
+          const earlier = await this.earlier(ctx, claim);
           if (earlier) {
             return { taskId: earlier };
           }
@@ -151,33 +150,9 @@ export class SendMessageHandler {
     }
   }
 
-  /**
-   * The task an earlier request with the same message went to. The same messageId with another message, or
-   * naming another task, is invalid params.
-   */
-  private async earlier(
-    ctx: CallContext,
-    message: Message,
-    digest: string,
-  ): Promise<string | null> {
-    const found = await this.store.findMessageId(ctx.tenantId, {
-      agentId: ctx.agentId,
-      principalId: ctx.principalId,
-      messageId: message.messageId,
-    });
-    if (!found) {
-      return null;
-    }
-    const sameMessage = found.digest === null || found.digest === digest;
-    if (!sameMessage || (message.taskId && found.taskId !== message.taskId)) {
-      throw invalidParams([
-        {
-          field: 'message.messageId',
-          description: `already used for another message (task ${found.taskId}); a retry repeats the message unchanged, a new message needs a new messageId`,
-        },
-      ]);
-    }
-    return found.taskId;
+  /** The task an earlier request with the same message (messageId and content) went to. */
+  private earlier(ctx: CallContext, claim: MessageIdClaim): Promise<string | null> {
+    return this.store.findMessageId(ctx.tenantId, claim);
   }
 }
 

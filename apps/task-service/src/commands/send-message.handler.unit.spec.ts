@@ -1,4 +1,4 @@
-import { A2aError, type SendMessageResponse, type Task } from '@lib/a2a-protocol';
+import type { SendMessageResponse, Task } from '@lib/a2a-protocol';
 import type { TaskServiceConfig } from '@lib/config';
 import { taskStreamId } from '@lib/task-domain';
 import { describe, expect, it } from 'vitest';
@@ -118,13 +118,15 @@ describe('SendMessageHandler', () => {
     expect(store.streams.size).toBe(1);
   });
 
-  it('refuses another message under a used messageId with INVALID_PARAMS', async () => {
+  it('takes another message under a used messageId as a new message, and each retry to its own task', async () => {
     const { store, send } = setUp();
-    await send('m1', 'hello');
-    const refused = await send('m1', 'something else').catch((e: unknown) => e);
-    expect(refused).toBeInstanceOf(A2aError);
-    expect((refused as A2aError).reason).toBe('INVALID_PARAMS');
-    expect(store.streams.size).toBe(1);
+    const first = await send('m1', 'hello');
+    const second = await send('m1', 'something else');
+    expect(second.id).not.toBe(first.id);
+    expect(store.streams.size).toBe(2);
+    expect((await send('m1', 'something else')).id).toBe(second.id);
+    expect((await send('m1', 'hello')).id).toBe(first.id);
+    expect(store.streams.size).toBe(2);
   });
 
   it('gives the reserved room back when the append is refused', async () => {

@@ -5,7 +5,7 @@ import {
   type TaskAggregate,
   type TaskEvent,
 } from '@lib/task-domain';
-import { Inject, Injectable } from '@nestjs/common';
+import { Inject, Injectable, Logger } from '@nestjs/common';
 import type { Pool, PoolClient } from 'pg';
 import { noticesFor } from '../notices';
 import { taskViewRow } from '../projections/task-view.projection';
@@ -17,7 +17,10 @@ export interface StreamHistory {
   idempotencyKeys: string[];
 }
 
-/** A SendMessage's claim on its (tenant, agent, caller, messageId). */
+/**
+ * A SendMessage's claim on its (tenant, agent, caller, messageId, digest): the same message sent again is a
+ * retry; another message under the same messageId is a message of its own.
+ */
 export interface MessageIdClaim {
   agentId: string;
   principalId: string;
@@ -85,16 +88,15 @@ export abstract class TaskStore {
     within?: PoolClient,
   ): Promise<Map<number, ChangeRefusal>>;
 
-  /** The task an earlier SendMessage claimed a messageId for, with that message's digest. */
-  abstract findMessageId(
-    tenantId: string,
-    claim: Omit<MessageIdClaim, 'digest'>,
-  ): Promise<{ taskId: string; digest: string | null } | null>;
+  /** The task an earlier SendMessage of the same message (messageId and digest) went to. */
+  abstract findMessageId(tenantId: string, claim: MessageIdClaim): Promise<string | null>;
 }
 
 /** {@link TaskStore} on Postgres: one query per read, one statement (and one commit) per batch. */
 @Injectable()
 export class PostgresTaskStore extends TaskStore {
+  private readonly logger = new Logger(PostgresTaskStore.name);
+
   constructor(@Inject(PG_POOL) private readonly pool: Pool) {
     super();
   }
@@ -203,26 +205,43 @@ export class PostgresTaskStore extends TaskStore {
     };
     const result = await (within ?? this.pool).query<{
       stream_index: number;
-      outcome: ChangeRefusal;
+      outcome: ChangeRefusal | 'reused';
     }>({
       name: 'task-store.append-batch',
       text: 'SELECT stream_index, outcome FROM events.append_task_batch($1::jsonb)',
       values: [JSON.stringify(batch)],
     });
-    return new Map(result.rows.map((row) => [row.stream_index, row.outcome]));
+    const refused = new Map<number, ChangeRefusal>();
+    for (const { stream_index: index, outcome } of result.rows) {
+      if (outcome === 'reused') {
+        this.logReuse(changes[index]);
+      } else {
+        refused.set(index, outcome);
+      }
+    }
+    return refused;
   }
 
-  async findMessageId(
-    tenantId: string,
-    claim: Omit<MessageIdClaim, 'digest'>,
-  ): Promise<{ taskId: string; digest: string | null } | null> {
-    const result = await this.pool.query<{ task_id: string; message_digest: string | null }>({
+  /** A messageId used before for another message was accepted as a new message (spec digest §6). */
+  private logReuse(change: StreamChange | undefined): void {
+    const claim = change?.claim;
+    if (change && claim) {
+      this.logger.log(
+        `messageId ${JSON.stringify(claim.messageId)} of ${claim.principalId} (tenant ${change.tenantId}, ` +
+          `agent ${claim.agentId}) was used before for another message; accepted as a new message ` +
+          `(task ${claim.taskId})`,
+      );
+    }
+  }
+
+  async findMessageId(tenantId: string, claim: MessageIdClaim): Promise<string | null> {
+    const result = await this.pool.query<{ task_id: string }>({
       name: 'task-store.find-message-id',
-      text: `SELECT task_id, message_digest FROM ops.message_ids
-              WHERE tenant_id = $1 AND agent_id = $2 AND principal_id = $3 AND message_id = $4`,
-      values: [tenantId, claim.agentId, claim.principalId, claim.messageId],
+      text: `SELECT task_id FROM ops.message_ids
+              WHERE tenant_id = $1 AND agent_id = $2 AND principal_id = $3 AND message_id = $4
+                AND message_digest = $5`,
+      values: [tenantId, claim.agentId, claim.principalId, claim.messageId, claim.digest],
     });
-    const row = result.rows[0];
-    return row ? { taskId: row.task_id, digest: row.message_digest } : null;
+    return result.rows[0]?.task_id ?? null;
   }
 }

@@ -101,7 +101,13 @@ export class TaskWriter {
       const streamId = taskStreamId(command.tenantId, command.taskId);
       const { claim } = command;
       const claimKey = claim
-        ? JSON.stringify([command.tenantId, claim.agentId, claim.principalId, claim.messageId])
+        ? JSON.stringify([
+            command.tenantId,
+            claim.agentId,
+            claim.principalId,
+            claim.messageId,
+            claim.digest,
+          ])
         : null;
       this.queue.push({ command, streamId, claimKey, tries: 0, resolve, reject });
       this.kick();

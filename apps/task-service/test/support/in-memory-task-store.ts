@@ -20,7 +20,8 @@ export class InMemoryTaskStore extends TaskStore {
   readonly streams = new Map<string, StoredStream>();
   /** The latest state of every task written, as the task view would hold it. */
   readonly views = new Map<string, PresentTask>();
-  readonly messageIds = new Map<string, { taskId: string; digest: string }>();
+  /** Claimed messages (messageId and digest) and their tasks. */
+  readonly messageIds = new Map<string, string>();
   /** Every batch appended (after scripted failures), in order. */
   readonly batches: StreamChange[][] = [];
   reads = 0;
@@ -86,16 +87,13 @@ export class InMemoryTaskStore extends TaskStore {
       this.streams.set(change.streamId, stream);
       this.views.set(change.streamId, change.after);
       if (claimKey !== null && change.claim) {
-        this.messageIds.set(claimKey, { taskId: change.claim.taskId, digest: change.claim.digest });
+        this.messageIds.set(claimKey, change.claim.taskId);
       }
     });
     return refused;
   }
 
-  findMessageId(
-    tenantId: string,
-    claim: Omit<MessageIdClaim, 'digest'>,
-  ): Promise<{ taskId: string; digest: string | null } | null> {
+  findMessageId(tenantId: string, claim: MessageIdClaim): Promise<string | null> {
     return Promise.resolve(this.messageIds.get(messageKey(tenantId, claim)) ?? null);
   }
 
@@ -107,6 +105,12 @@ export class InMemoryTaskStore extends TaskStore {
   }
 }
 
-function messageKey(tenantId: string, claim: Omit<MessageIdClaim, 'digest'>): string {
-  return JSON.stringify([tenantId, claim.agentId, claim.principalId, claim.messageId]);
+function messageKey(tenantId: string, claim: MessageIdClaim): string {
+  return JSON.stringify([
+    tenantId,
+    claim.agentId,
+    claim.principalId,
+    claim.messageId,
+    claim.digest,
+  ]);
 }
