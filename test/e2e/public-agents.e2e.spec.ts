@@ -65,6 +65,10 @@ describe('cards of a public default agent', () => {
     expect(card['name']).toBe('TCK');
     expect(card['securitySchemes']).toHaveProperty('apiKey');
     expect(card).not.toHaveProperty('securityRequirements');
+    expect(card['capabilities']).toMatchObject({ extendedAgentCard: true });
+    expect((card['skills'] as { id: string }[]).map((s) => s.id)).not.toContain(
+      'tck-authenticated',
+    );
   });
 
   it('other agents still require their key', async () => {
@@ -143,8 +147,16 @@ describe.each(BINDINGS)('%s without key, version or tenant', (binding) => {
     expect(events.at(-1)?.['statusUpdate']?.status?.state).toBe('TASK_STATE_COMPLETED');
   });
 
-  it('GetExtendedAgentCard: the tck agent offers none (UNSUPPORTED_OPERATION)', async () => {
-    const outcome = await clients[binding].call('GetExtendedAgentCard', noTenant(binding), KIT);
-    expect(outcome).toMatchObject({ ok: false, reason: 'UNSUPPORTED_OPERATION' });
+  it('GetExtendedAgentCard: UNAUTHENTICATED without a key, the extended card with one', async () => {
+    const anonymous = await clients[binding].call('GetExtendedAgentCard', noTenant(binding), KIT);
+    expect(anonymous).toMatchObject({ ok: false, reason: 'UNAUTHENTICATED' });
+    const keyed = await clients[binding].call('GetExtendedAgentCard', noTenant(binding), {
+      ...KIT,
+      apiKey: 'demo-key',
+    });
+    expect(keyed.ok).toBe(true);
+    const card = (keyed as { result: { name: string; skills: { id: string }[] } }).result;
+    expect(card.name).toBe('TCK');
+    expect(card.skills.map((s) => s.id)).toContain('tck-authenticated');
   });
 });

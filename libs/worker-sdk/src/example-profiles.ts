@@ -149,5 +149,24 @@ export const AGENT_PROFILES: Readonly<Record<ExampleAgentId, AgentProfile>> = {
         examples: ['hello'],
       },
     ],
+    // Declared so that a conformance run exercises GetExtendedAgentCard too: anonymous callers (the TCK
+    // sends no credentials) get UNAUTHENTICATED, callers with an API key this card.
+    extendedAgentCard: true,
+    extendedCard: {
+      description:
+        'The system under test for the A2A TCK, as an authenticated caller sees it: the public skills and ' +
+        'the tenant it runs in.',
+      skills: [
+        {
+          id: 'tck-authenticated',
+          name: 'Authenticated caller',
+          description:
+            'Shown only on the extended card, to callers that sent a valid API key: the same scenarios as ' +
+            'the public skills, run as that caller (its tasks are its own).',
+          tags: ['tck', 'conformance', 'extended-card'],
+          examples: ['messageId tck-complete-task-1, with an API key'],
+        },
+      ],
+    },
   },
 };
