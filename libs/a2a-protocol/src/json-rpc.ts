@@ -1,6 +1,6 @@
 /**
  * JSON-RPC 2.0 envelopes for the A2A JSON-RPC binding (spec digest §7). Parsing stops at the envelope:
- * `params` is returned untouched for the method's decoder in `proto-json.ts`.
+ * `params` is returned untouched for the method's decoder in `proto-json/a2a-descriptors.ts`.
  */
 import { toJsonRpcError, type JsonRpcErrorObject } from './binding-errors';
 import { A2aError, type ErrorReason, type FieldViolation } from './errors';
