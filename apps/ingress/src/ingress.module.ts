@@ -43,12 +43,14 @@ class IngressPoolCloser implements OnApplicationShutdown {
 export class IngressModule {
   /**
    * `operations`: how the bindings reach the task-service; by default over gRPC (TASK_SERVICE_URLS). A process
-   * that also hosts the task-service passes an in-process provider, with `imports` that make it resolvable.
+   * that also hosts the task-service passes an in-process provider, with `imports` that make it resolvable,
+   * and may add `local` providers (`LocalCommits`: the changes it commits, for the stream feed).
    */
   static forRoot(
     config: IngressModuleConfig,
     operations: Provider = { provide: A2aOperations, useClass: TaskServiceOperations },
     imports: DynamicModule[] = [],
+    local: Provider[] = [],
   ): DynamicModule {
     return {
       module: IngressModule,
@@ -76,6 +78,7 @@ export class IngressModule {
         A2aGateway,
         TaskEventFeed,
         A2aGrpcServer,
+        ...local,
       ],
     };
   }

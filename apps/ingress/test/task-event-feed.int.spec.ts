@@ -33,6 +33,7 @@ import { connect, type AddressInfo } from 'node:net';
 import type { Pool } from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { readBody } from '../src/http/read-body';
+import { LocalCommits, type LocalCommitListener } from '../src/streaming/local-commits';
 import { writeSse } from '../src/streaming/sse-writer';
 import {
   TaskEventFeed,
@@ -604,14 +605,98 @@ class ObservedPool {
 
 async function startObservedFeed(
   maxPending = 1_000,
+  local?: LocalCommits,
 ): Promise<{ feed: TaskEventFeed; observed: ObservedPool }> {
   const observed = new ObservedPool();
-  const feed = new TaskEventFeed(observed.pool, feedConfig(maxPending));
+  const feed = new TaskEventFeed(observed.pool, feedConfig(maxPending), local);
   await feed.onModuleInit();
   return { feed, observed };
 }
 
+/**
+ * A task-service in the same process, as the standalone has one: it appends (with the notice, which reaches
+ * the feed first), and only then tells its listeners what it committed.
+ */
+class SameProcessCommits extends LocalCommits {
+  private readonly listeners = new Set<LocalCommitListener>();
+  private readonly inFlight = new Map<string, Promise<void>>();
+
+  subscribe(listener: LocalCommitListener): () => void {
+    this.listeners.add(listener);
+    return () => this.listeners.delete(listener);
+  }
+
+  settling(tenantId: string, taskId: string): Promise<void> | undefined {
+    return this.inFlight.get(`${tenantId}/${taskId}`);
+  }
+
+  async commit(log: TaskLog, events: TaskEvent[]): Promise<void> {
+    const k = `${log.tenant}/${log.ref.taskId}`;
+    let done: () => void = () => undefined;
+    this.inFlight.set(
+      k,
+      new Promise<void>((resolve) => {
+        done = resolve;
+      }),
+    );
+    try {
+      const version = await log.append(events);
+      // The notice is on its way meanwhile; the result of the commit comes later.
+      await sleep(50);
+      const from = version - events.length;
+      const committed = events.map((event, i) => ({ version: from + i + 1, event }));
+      this.listeners.forEach((listener) => listener(log.tenant, log.ref.taskId, committed));
+    } finally {
+      this.inFlight.delete(k);
+      done();
+    }
+  }
+}
+
 describe('ADR 0008 shared per-task reads', () => {
+  it('in the process that commits the changes, subscribers get them without a log read; a change made elsewhere is read', async () => {
+    const commits = new SameProcessCommits();
+    const { feed, observed } = await startObservedFeed(1_000, commits);
+    try {
+      const log = await startedLog();
+      const subscriptions = [
+        feed.subscribe(TENANT, log.ref, 2),
+        feed.subscribe(TENANT, log.ref, 2),
+      ];
+      await eventually(() => observed.reads.length === 1, 2_000, 'the read at the start');
+      await sleep(50);
+      observed.reset();
+      const received: StreamItem[][] = subscriptions.map(() => []);
+      const take = (count: number) =>
+        Promise.all(
+          subscriptions.map(async (s, n) => received[n]!.push(...(await takeAtLeast(s, count)))),
+        );
+      for (let i = 1; i <= 3; i++) {
+        await commits.commit(log, [status('TASK_STATE_WORKING', `here ${i}`)]);
+        await take(1);
+      }
+      // The notices arrived before each commit's result, and waited for it: no read at all.
+      expect(observed.reads).toStrictEqual([]);
+
+      // Made elsewhere (another replica), notified: read, once.
+      await log.append([status('TASK_STATE_WORKING', 'elsewhere')]);
+      await take(1);
+      expect(observed.reads).toStrictEqual([5]);
+
+      // Made elsewhere without a notice, then a local commit after it: the gap is read, nothing is skipped.
+      observed.reset();
+      await log.append([status('TASK_STATE_WORKING', 'unnoticed')], false);
+      await commits.commit(log, [status('TASK_STATE_COMPLETED', 'done')]);
+      const rest = await Promise.all(subscriptions.map((s) => drain(s)));
+      rest.forEach((items, n) => received[n]!.push(...items));
+      expect(observed.reads).toStrictEqual([6]);
+      const expected = await log.expectedAfter(2);
+      received.forEach((items) => expect(items).toEqual(expected));
+    } finally {
+      await feed.onModuleDestroy();
+    }
+  });
+
   it('N subscribers of one task cost one log read per wake-up; idle ones cost no read, only one version query per poll for all tasks', async () => {
     const { feed, observed } = await startObservedFeed();
     try {

@@ -3,10 +3,13 @@ import { Module, type DynamicModule, type Provider } from '@nestjs/common';
 // The standalone process is the one place that composes other apps' modules (ARCHITECTURE.md).
 import { IngressModule } from '../../ingress/src/ingress.module';
 import { A2aOperations } from '../../ingress/src/operations/a2a-operations';
+import { LocalCommits } from '../../ingress/src/streaming/local-commits';
 import { RelayModule } from '../../relay/src/relay.module';
 import { TaskCommandController } from '../../task-service/src/grpc/task-command.controller';
 import { TaskServiceModule } from '../../task-service/src/task-service.module';
+import { TaskWriter } from '../../task-service/src/write/task-writer';
 import { InProcessOperations } from './in-process-operations';
+import { WriterCommits } from './writer-commits';
 
 /** Every deployable in one process: the local default (`npm start`). */
 @Module({})
@@ -19,11 +22,17 @@ export class StandaloneModule {
       useFactory: (commands: TaskCommandController) => new InProcessOperations(commands),
       inject: [TaskCommandController],
     };
+    // Its feed takes the events the task-service commits here without reading them back (ADR 0008).
+    const localCommits: Provider = {
+      provide: LocalCommits,
+      useFactory: (writer: TaskWriter) => new WriterCommits(writer),
+      inject: [TaskWriter],
+    };
     return {
       module: StandaloneModule,
       imports: [
         taskService,
-        IngressModule.forRoot(config, operations, [taskService]),
+        IngressModule.forRoot(config, operations, [taskService], [localCommits]),
         ...(config.START_RELAY ? [RelayModule.forRoot(config)] : []),
       ],
     };

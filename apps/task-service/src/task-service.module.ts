@@ -79,7 +79,7 @@ export class TaskServiceModule {
         TaskCommandController,
         GrpcServers,
       ],
-      exports: [GrpcServers, PG_POOL, TaskCommandController],
+      exports: [GrpcServers, PG_POOL, TaskCommandController, TaskWriter],
     };
   }
 }

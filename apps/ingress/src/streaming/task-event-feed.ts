@@ -5,11 +5,13 @@ import {
   Inject,
   Injectable,
   Logger,
+  Optional,
   type OnModuleDestroy,
   type OnModuleInit,
 } from '@nestjs/common';
 import type { Pool } from 'pg';
 import { INGRESS_CONFIG, INGRESS_PG_POOL, type IngressModuleConfig } from '../tokens';
+import { LocalCommits } from './local-commits';
 import { TaskLogReader, type LogEvent, type WatchedStream } from './task-log';
 
 /** One event of a task stream as a client sees it: the generation it was written at, and its payload. */
@@ -53,9 +55,12 @@ export class TaskEventFeed implements OnModuleInit, OnModuleDestroy {
   /** A wake-up (the LISTEN connection came back) arrived during a poll: poll again when it ends. */
   private pollAgain = false;
 
+  private unsubscribeLocal: () => void = () => undefined;
+
   constructor(
     @Inject(INGRESS_PG_POOL) pool: Pool,
     @Inject(INGRESS_CONFIG) config: IngressModuleConfig,
+    @Optional() private readonly local?: LocalCommits,
   ) {
     this.context = {
       log: new TaskLogReader(pool),
@@ -72,10 +77,23 @@ export class TaskEventFeed implements OnModuleInit, OnModuleDestroy {
 
   async onModuleInit(): Promise<void> {
     this.listener.subscribe((notice) => {
-      if (notice.k === 'task') {
-        this.channels.get(key(notice.t, notice.id))?.wake(notice.v);
+      if (notice.k !== 'task') {
+        return;
+      }
+      const k = key(notice.t, notice.id);
+      // A change committed in this process is handed over by the commit itself (below): wait for it.
+      const settling = this.local?.settling(notice.t, notice.id);
+      if (settling) {
+        void settling.then(() => this.channels.get(k)?.wake(notice.v));
+      } else {
+        this.channels.get(k)?.wake(notice.v);
       }
     });
+    if (this.local) {
+      this.unsubscribeLocal = this.local.subscribe((tenantId, taskId, events) =>
+        this.channels.get(key(tenantId, taskId))?.committed(events),
+      );
+    }
     // Notices sent while the LISTEN connection was down are lost: look at once which streams moved.
     this.listener.onReconnected(() => void this.poll(true));
     await this.listener.start();
@@ -84,6 +102,7 @@ export class TaskEventFeed implements OnModuleInit, OnModuleDestroy {
   }
 
   async onModuleDestroy(): Promise<void> {
+    this.unsubscribeLocal();
     if (this.poller) {
       clearInterval(this.poller);
     }
@@ -279,6 +298,24 @@ class TaskChannel {
     if (!this.reading) {
       void this.read();
     }
+  }
+
+  /**
+   * Events committed in this process, in order: delivered as a read would deliver them when they continue
+   * where the channel is; after a gap (a change made elsewhere, not yet read) they only wake a read.
+   */
+  committed(events: readonly LogEvent[]): void {
+    const first = events[0];
+    const last = events[events.length - 1];
+    if (!first || !last || this.closed || this.live.size === 0) {
+      return;
+    }
+    if (first.version > this.position + 1) {
+      this.wake(last.version);
+      return;
+    }
+    this.known = Math.max(this.known, last.version);
+    this.deliver(events);
   }
 
   /** The poll found the stream where this channel has read it: the database answers. */

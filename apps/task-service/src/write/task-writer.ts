@@ -40,8 +40,15 @@ export type WriteOutcome =
   /** The messageId was claimed by an earlier SendMessage; nothing was written. */
   | { kind: 'duplicate' };
 
-/** Told about every change this replica's writer committed, after the commit. */
-export type CommitListener = (tenantId: string, after: PresentTask) => void;
+/**
+ * Told about every change this replica's writer committed, after the commit: the stream's state after it and
+ * the events it appended (their versions end at `after.version`).
+ */
+export type CommitListener = (
+  tenantId: string,
+  after: PresentTask,
+  events: readonly TaskEvent[],
+) => void;
 
 interface Pending {
   command: WriteCommand;
@@ -299,7 +306,9 @@ export class TaskWriter {
         }
         this.cache.set(pending.streamId, { state: after, idempotencyKeys: keys });
         pending.resolve({ kind: 'written', before, after, events: [...change.events] });
-        this.listeners.forEach((listener) => listener(pending.command.tenantId, after));
+        this.listeners.forEach((listener) =>
+          listener(pending.command.tenantId, after, change.events),
+        );
       }
     });
     this.queue = [...again, ...this.queue];

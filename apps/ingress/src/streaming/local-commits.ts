@@ -1,0 +1,23 @@
+import type { LogEvent } from './task-log';
+
+/** Told the events of one task change committed in this process, in generation order. */
+export type LocalCommitListener = (
+  tenantId: string,
+  taskId: string,
+  events: readonly LogEvent[],
+) => void;
+
+/**
+ * Task changes committed by a task-service running in this process (the standalone): the feed hands their
+ * events to the task's subscribers without reading them back from the log. A separate ingress process has
+ * none and reads the log on every notice, as before (ADR 0008).
+ */
+export abstract class LocalCommits {
+  abstract subscribe(listener: LocalCommitListener): () => void;
+
+  /**
+   * When a change to the task is being committed in this process: the end of that commit, its listeners
+   * told. A notice of the commit can arrive before its result; waiting for it spares the feed a read.
+   */
+  abstract settling(tenantId: string, taskId: string): Promise<void> | undefined;
+}
