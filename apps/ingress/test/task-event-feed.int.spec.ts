@@ -620,6 +620,7 @@ async function startObservedFeed(
 class SameProcessCommits extends LocalCommits {
   private readonly listeners = new Set<LocalCommitListener>();
   private readonly inFlight = new Map<string, Promise<void>>();
+  private readonly versions = new Map<string, number>();
 
   subscribe(listener: LocalCommitListener): () => void {
     this.listeners.add(listener);
@@ -628,6 +629,15 @@ class SameProcessCommits extends LocalCommits {
 
   settling(tenantId: string, taskId: string): Promise<void> | undefined {
     return this.inFlight.get(`${tenantId}/${taskId}`);
+  }
+
+  version(tenantId: string, taskId: string): number | undefined {
+    return this.versions.get(`${tenantId}/${taskId}`);
+  }
+
+  /** A change made elsewhere: what this process knew of the task is stale. */
+  forget(log: TaskLog): void {
+    this.versions.delete(`${log.tenant}/${log.ref.taskId}`);
   }
 
   async commit(log: TaskLog, events: TaskEvent[]): Promise<void> {
@@ -645,6 +655,7 @@ class SameProcessCommits extends LocalCommits {
       await sleep(50);
       const from = version - events.length;
       const committed = events.map((event, i) => ({ version: from + i + 1, event }));
+      this.versions.set(k, version);
       this.listeners.forEach((listener) => listener(log.tenant, log.ref.taskId, committed));
     } finally {
       this.inFlight.delete(k);
@@ -677,8 +688,18 @@ describe('ADR 0008 shared per-task reads', () => {
       }
       // The notices arrived before each commit's result, and waited for it: no read at all.
       expect(observed.reads).toStrictEqual([]);
+      // A subscriber of another task this process just wrote, from its newest generation: no read at the start.
+      const other = await startedLog();
+      await commits.commit(other, [status('TASK_STATE_WORKING', 'other')]);
+      const fresh = feed.subscribe(TENANT, other.ref, 3);
+      await sleep(100);
+      expect(observed.reads).toStrictEqual([]);
+      await commits.commit(other, [status('TASK_STATE_COMPLETED', 'other done')]);
+      expect(await drain(fresh)).toEqual(await other.expectedAfter(3));
+      expect(observed.reads).toStrictEqual([]);
 
       // Made elsewhere (another replica), notified: read, once.
+      commits.forget(log);
       await log.append([status('TASK_STATE_WORKING', 'elsewhere')]);
       await take(1);
       expect(observed.reads).toStrictEqual([5]);

@@ -22,4 +22,9 @@ export class WriterCommits extends LocalCommits {
   settling(tenantId: string, taskId: string): Promise<void> | undefined {
     return this.writer.settling(tenantId, taskId);
   }
+
+  version(tenantId: string, taskId: string): number | undefined {
+    const state = this.writer.peek(tenantId, taskId);
+    return state?.status === 'present' ? state.version : undefined;
+  }
 }

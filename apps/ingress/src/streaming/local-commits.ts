@@ -20,4 +20,10 @@ export abstract class LocalCommits {
    * told. A notice of the commit can arrive before its result; waiting for it spares the feed a read.
    */
   abstract settling(tenantId: string, taskId: string): Promise<void> | undefined;
+
+  /**
+   * The task's newest generation as this process knows it, when it knows it: what it committed itself, kept
+   * until a notice says the stream moved past it elsewhere; undefined when it does not know (it then reads).
+   */
+  abstract version(tenantId: string, taskId: string): number | undefined;
 }

@@ -138,7 +138,11 @@ export class TaskEventFeed implements OnModuleInit, OnModuleDestroy {
       channel = new TaskChannel(this.context, tenantId, ref, after, () => this.channels.delete(k));
       this.channels.set(k, channel);
     }
-    return channel.subscribe(after, end);
+    // A change after `after` committed in this process (or noticed from elsewhere) before the channel
+    // existed would be missed without a read; when this process knows the task is still at `after`, the
+    // changes to come reach the channel by commit or notice, and the read at the start is not needed.
+    const known = this.local?.version(tenantId, ref.taskId) === after;
+    return channel.subscribe(after, end, known);
   }
 
   /**
@@ -237,13 +241,14 @@ class TaskChannel {
     return { tenantId: this.tenantId, streamId: this.streamId, position: this.position };
   }
 
-  subscribe(after: number, end: StreamEnd): TaskSubscription {
+  /** `current`: `after` is known to be the stream's newest generation (no read needed at the start). */
+  subscribe(after: number, end: StreamEnd, current = false): TaskSubscription {
     const subscription = new TaskSubscription(this, after, end);
     this.subscriptions.add(subscription);
     const first = this.subscriptions.size === 1;
     if (after >= this.position) {
       this.join(subscription, after);
-      if (first) {
+      if (first && !current) {
         // Events written between the caller's snapshot and now may have been notified before this channel
         // existed: read once at the start.
         this.wake();
