@@ -116,6 +116,60 @@ describe.each(BINDINGS)('%s without key, version or tenant', (binding) => {
     expect(keyed).toMatchObject({ ok: false, reason: 'TASK_NOT_FOUND' });
   });
 
+  it('as the kit does it (STREAM-SUB-002): a subscription to an input-required task carries the follow-up to COMPLETED', async () => {
+    const asked = await clients[binding].call(
+      'SendMessage',
+      scenario(binding, 'tck-input-required'),
+      KIT,
+    );
+    const task = (asked as { result: { task: { id: string; contextId: string } } }).result.task;
+    let followUp: Promise<unknown> | undefined;
+    const outcome = await clients[binding].stream(
+      'SubscribeToTask',
+      { ...noTenant(binding), id: task.id },
+      {
+        ...KIT,
+        onEvent: () => {
+          followUp ??= clients[binding].call(
+            'SendMessage',
+            {
+              ...noTenant(binding),
+              message: {
+                messageId: `tck-complete-task-${randomUUID().slice(0, 8)}`,
+                role: 'ROLE_USER',
+                taskId: task.id,
+                contextId: task.contextId,
+                parts: [{ text: 'go on' }],
+              },
+            },
+            KIT,
+          );
+        },
+      },
+    );
+    expect(outcome.ok).toBe(true);
+    const events = (outcome as { events: Record<string, { status?: { state?: string } }>[] })
+      .events;
+    expect(events[0]?.['task']?.status?.state).toBe('TASK_STATE_INPUT_REQUIRED');
+    expect(events.at(-1)?.['statusUpdate']?.status?.state).toBe('TASK_STATE_COMPLETED');
+    expect(await followUp).toMatchObject({ ok: true });
+  });
+
+  it('as the kit does it: another message under a used messageId is a new task, the same one again is a retry', async () => {
+    const first = scenario(binding, 'tck-complete-task', 'first');
+    const send = async (params: Record<string, unknown>): Promise<string> => {
+      const outcome = await clients[binding].call('SendMessage', params, KIT);
+      return (outcome as { result: { task: { id: string } } }).result.task.id;
+    };
+    const firstId = await send(first);
+    const message = first['message'] as Record<string, unknown>;
+    const second = { ...first, message: { ...message, parts: [{ text: 'second' }] } };
+    const secondId = await send(second);
+    expect(secondId).not.toBe(firstId);
+    expect(await send(first)).toBe(firstId);
+    expect(await send(second)).toBe(secondId);
+  });
+
   it('a wrong key is refused even on a public agent', async () => {
     const outcome = await clients[binding].call(
       'GetTask',
