@@ -93,6 +93,7 @@ import { monitorEventLoopDelay, performance } from 'node:perf_hooks';
 import { Client, Pool, type PoolClient } from 'pg';
 import { createClient } from 'redis';
 import { ascending, fmt, percentile, printMachine, table } from './support/figures';
+import { postRpc, rpcBody, rpcHeaders, type RpcEndpoint } from './support/json-rpc-http';
 import {
   CLOCK_TICKS,
   machineBusyTicks,
@@ -100,6 +101,7 @@ import {
   rssMiB,
   ticksByPid,
 } from './support/proc-stats';
+import { readTaskLogs, type LogEntry } from './support/task-log';
 import { calibrateWallClock, wallMs } from './support/wall-clock';
 
 type Mechanism = 'notify' | 'redis' | 'kafka';
@@ -1840,59 +1842,6 @@ async function rerunWithFileLimit(argv: string[], subscribers: number): Promise<
   return new Promise((resolve) => child.on('exit', (code) => resolve(code ?? 1)));
 }
 
-interface SseEndpoint {
-  host: string;
-  port: number;
-  path: string;
-  agent: HttpAgent;
-}
-
-function sseRequestHeaders(body: string): Record<string, string | number> {
-  return {
-    'Content-Type': 'application/json',
-    'A2A-Version': '1.0',
-    'X-API-Key': SSE_API_KEY,
-    'Content-Length': Buffer.byteLength(body),
-  };
-}
-
-function sseRpcBody(method: string, params: unknown): string {
-  return JSON.stringify({ jsonrpc: '2.0', id: randomUUID(), method, params });
-}
-
-/** One plain JSON-RPC call; resolves to the parsed answer. */
-function postRpc(endpoint: SseEndpoint, body: string, timeoutMs: number): Promise<unknown> {
-  return new Promise((resolve, reject) => {
-    const req = httpRequest(
-      {
-        host: endpoint.host,
-        port: endpoint.port,
-        path: endpoint.path,
-        method: 'POST',
-        agent: endpoint.agent,
-        headers: sseRequestHeaders(body),
-        timeout: timeoutMs,
-      },
-      (res) => {
-        res.setEncoding('utf8');
-        let text = '';
-        res.on('data', (chunk: string) => (text += chunk));
-        res.on('end', () => {
-          try {
-            resolve(JSON.parse(text));
-          } catch {
-            reject(new Error(`HTTP ${String(res.statusCode)}: ${text.slice(0, 200)}`));
-          }
-        });
-        res.on('error', reject);
-      },
-    );
-    req.on('timeout', () => req.destroy(new Error('timed out')));
-    req.on('error', reject);
-    req.end(body);
-  });
-}
-
 /**
  * One SubscribeToTask stream as the client sees it. Kept small (10,000 of them live in this process): the
  * `id:` of every frame and the wall-clock ms its chunk was read; the payload is not parsed (the stream is
@@ -1917,7 +1866,7 @@ interface OpenSubscriber {
   abort(): void;
 }
 
-function subscribe(endpoint: SseEndpoint, task: number, taskId: string): OpenSubscriber {
+function subscribe(endpoint: RpcEndpoint, task: number, taskId: string): OpenSubscriber {
   const record: Subscriber = {
     task,
     openedAt: wallMs(),
@@ -1963,7 +1912,7 @@ function subscribe(endpoint: SseEndpoint, task: number, taskId: string): OpenSub
       record.ids.push(id);
       record.at.push(at);
     };
-    const body = sseRpcBody('SubscribeToTask', { id: taskId });
+    const body = rpcBody('SubscribeToTask', { id: taskId });
     const req = httpRequest(
       {
         host: endpoint.host,
@@ -1971,7 +1920,7 @@ function subscribe(endpoint: SseEndpoint, task: number, taskId: string): OpenSub
         path: endpoint.path,
         method: 'POST',
         agent: endpoint.agent,
-        headers: sseRequestHeaders(body),
+        headers: rpcHeaders(body, SSE_API_KEY),
       },
       (res) => {
         res.setEncoding('utf8');
@@ -2104,12 +2053,6 @@ async function measureWindow(
   };
 }
 
-interface LogEntry {
-  version: number;
-  type: string;
-  atMs: number;
-}
-
 /** Event types the ingress turns into a client-visible StreamResponse (libs/task-domain toStreamResponse). */
 const VISIBLE_EVENTS = new Set([
   'TaskSubmitted',
@@ -2117,30 +2060,6 @@ const VISIBLE_EVENTS = new Set([
   'AgentMessageAppended',
   'ArtifactChunkAppended',
 ]);
-
-async function readTaskLogs(pool: Pool, taskIds: string[]): Promise<LogEntry[][]> {
-  const streamIds = taskIds.map((id) => taskStreamId(SSE_TENANT, id));
-  const result = await pool.query<{
-    stream_id: string;
-    stream_version: number;
-    event_type: string;
-    at_ms: number;
-  }>(
-    `SELECT stream_id, stream_version, event_type,
-            (extract(epoch FROM recorded_at) * 1000)::float8 AS at_ms
-       FROM events.messages
-      WHERE tenant_id = $1 AND stream_id = ANY($2::text[])
-      ORDER BY stream_id, stream_version`,
-    [SSE_TENANT, streamIds],
-  );
-  const byStream = new Map<string, LogEntry[]>();
-  for (const row of result.rows) {
-    const list = byStream.get(row.stream_id) ?? [];
-    list.push({ version: row.stream_version, type: row.event_type, atMs: row.at_ms });
-    byStream.set(row.stream_id, list);
-  }
-  return streamIds.map((id) => byStream.get(id) ?? []);
-}
 
 /** How many of the tasks ended in each state (read.task_view). */
 async function finalStates(pool: Pool, taskIds: string[]): Promise<Map<string, number>> {
@@ -2366,7 +2285,7 @@ async function runSubscribers(argv: string[]): Promise<number> {
     );
     processes.push(ingress.process);
     const base = new URL(ingress.baseUrl);
-    const endpoint: SseEndpoint = {
+    const endpoint: RpcEndpoint = {
       host: base.hostname,
       port: Number(base.port),
       path: `/agents/${SSE_TENANT}/${SSE_AGENT}/jsonrpc`,
@@ -2393,14 +2312,15 @@ async function runSubscribers(argv: string[]): Promise<number> {
     const rssEmpty = rssMiB(pids.ingress);
     const taskIds: string[] = [];
     for (let i = 0; i < options.tasks; i++) {
-      const answer = (await postRpc(
+      const answer = await postRpc<{ result?: { task?: { id?: string } } }>(
         endpoint,
-        sseRpcBody('SendMessage', {
+        rpcBody('SendMessage', {
           message: { messageId: randomUUID(), role: 'ROLE_USER', parts: [{ text: `task ${i}` }] },
           configuration: { returnImmediately: true },
         }),
+        SSE_API_KEY,
         30_000,
-      )) as { result?: { task?: { id?: string } } };
+      );
       const id = answer.result?.task?.id;
       if (id === undefined) {
         throw new Error(`SendMessage failed: ${JSON.stringify(answer).slice(0, 300)}`);
@@ -2507,7 +2427,8 @@ async function runSubscribers(argv: string[]): Promise<number> {
     const rssAfter = rssMiB(pids.ingress);
 
     // ---- results: every stream against the log
-    const logs = await readTaskLogs(db.pool, taskIds);
+    const byTask = await readTaskLogs(db.pool, SSE_TENANT, taskIds);
+    const logs = taskIds.map((id) => byTask.get(id) ?? []);
     const states = await finalStates(db.pool, taskIds);
     const problems = new Map<string, number>();
     let complete = 0;

@@ -23,7 +23,6 @@
  * Only loopback traffic; every wait is bounded. The database is dropped at the end.
  */
 import { NoticeListener } from '@lib/event-store';
-import { taskStreamId } from '@lib/task-domain';
 import { seedTenant } from '@lib/tenancy';
 import {
   createTestDatabase,
@@ -41,7 +40,9 @@ import { cpus, loadavg } from 'node:os';
 import { monitorEventLoopDelay, performance } from 'node:perf_hooks';
 import type { Pool } from 'pg';
 import { ascending, fmt, percentile, printMachine, table } from './support/figures';
+import { postRpc, rpcBody, rpcHeaders, type RpcEndpoint } from './support/json-rpc-http';
 import { CLOCK_TICKS, machineBusyTicks, rssMiB, ticksByPid } from './support/proc-stats';
+import { readTaskLogs, type LogEntry } from './support/task-log';
 import { calibrateWallClock, wallMs } from './support/wall-clock';
 
 interface Options {
@@ -152,13 +153,6 @@ function parseOptions(argv: string[]): Options {
 // ---------------------------------------------------------------------------------------------------------
 // HTTP and SSE client (node:http with its own agent, so that the client allows every stream at once).
 
-interface Endpoint {
-  host: string;
-  port: number;
-  path: string;
-  agent: Agent;
-}
-
 type EventKind = 'task' | 'status' | 'artifact' | 'message' | 'error';
 
 interface ReceivedEvent {
@@ -197,10 +191,6 @@ interface RpcEnvelope {
   error?: { code?: number; message?: string };
 }
 
-function rpcBody(method: string, params: unknown): string {
-  return JSON.stringify({ jsonrpc: '2.0', id: randomUUID(), method, params });
-}
-
 function countdownMessage(count: number, stepMs: number): unknown {
   return {
     messageId: randomUUID(),
@@ -210,50 +200,8 @@ function countdownMessage(count: number, stepMs: number): unknown {
   };
 }
 
-function requestHeaders(body: string): Record<string, string | number> {
-  return {
-    'Content-Type': 'application/json',
-    'A2A-Version': '1.0',
-    'X-API-Key': API_KEY,
-    'Content-Length': Buffer.byteLength(body),
-  };
-}
-
-/** One plain JSON-RPC call; resolves to the parsed answer. */
-function postJson(endpoint: Endpoint, body: string, timeoutMs: number): Promise<RpcEnvelope> {
-  return new Promise((resolve, reject) => {
-    const req = request(
-      {
-        host: endpoint.host,
-        port: endpoint.port,
-        path: endpoint.path,
-        method: 'POST',
-        agent: endpoint.agent,
-        headers: requestHeaders(body),
-        timeout: timeoutMs,
-      },
-      (res) => {
-        res.setEncoding('utf8');
-        let text = '';
-        res.on('data', (chunk: string) => (text += chunk));
-        res.on('end', () => {
-          try {
-            resolve(JSON.parse(text) as RpcEnvelope);
-          } catch {
-            reject(new Error(`HTTP ${String(res.statusCode)}: ${text.slice(0, 200)}`));
-          }
-        });
-        res.on('error', reject);
-      },
-    );
-    req.on('timeout', () => req.destroy(new Error('timed out')));
-    req.on('error', reject);
-    req.end(body);
-  });
-}
-
 /** Opens one SSE stream (SendStreamingMessage or SubscribeToTask) and records every event with its arrival time. */
-function openStream(endpoint: Endpoint, body: string, timeoutMs: number): OpenStream {
+function openStream(endpoint: RpcEndpoint, body: string, timeoutMs: number): OpenStream {
   const record: StreamRecord = {
     taskId: null,
     openedAt: wallMs(),
@@ -331,7 +279,7 @@ function openStream(endpoint: Endpoint, body: string, timeoutMs: number): OpenSt
         path: endpoint.path,
         method: 'POST',
         agent: endpoint.agent,
-        headers: requestHeaders(body),
+        headers: rpcHeaders(body, API_KEY),
       },
       (res) => {
         record.httpStatus = res.statusCode ?? 0;
@@ -477,36 +425,6 @@ function withApplicationName(url: string, name: string): string {
 }
 
 /** The log rows of some task streams: client-visible generations and their recorded_at (wall-clock ms). */
-interface LogRow {
-  version: number;
-  type: string;
-  atMs: number;
-}
-
-async function readLog(pool: Pool, taskIds: string[]): Promise<Map<string, LogRow[]>> {
-  const streamIds = taskIds.map((id) => taskStreamId(TENANT, id));
-  const result = await pool.query<{
-    stream_id: string;
-    stream_version: number;
-    event_type: string;
-    at_ms: number;
-  }>(
-    `SELECT stream_id, stream_version, event_type,
-            (extract(epoch FROM recorded_at) * 1000)::float8 AS at_ms
-       FROM events.messages
-      WHERE tenant_id = $1 AND stream_id = ANY($2::text[])
-      ORDER BY stream_id, stream_version`,
-    [TENANT, streamIds],
-  );
-  const byStream = new Map<string, LogRow[]>();
-  for (const row of result.rows) {
-    const rows = byStream.get(row.stream_id) ?? [];
-    rows.push({ version: row.stream_version, type: row.event_type, atMs: row.at_ms });
-    byStream.set(row.stream_id, rows);
-  }
-  return new Map(taskIds.map((id) => [id, byStream.get(taskStreamId(TENANT, id)) ?? []]));
-}
-
 /** Connections to the bench database by application_name, and client connections on the whole server. */
 async function connections(pool: Pool): Promise<string> {
   const rows = (
@@ -523,7 +441,7 @@ async function connections(pool: Pool): Promise<string> {
 }
 
 /** Re-dispatches in some tasks' logs: tasks leased more than once, and lease expiries. */
-function leaseStats(log: Map<string, LogRow[]>, taskIds: string[]): string {
+function leaseStats(log: Map<string, LogEntry[]>, taskIds: string[]): string {
   let again = 0;
   let expired = 0;
   for (const id of taskIds) {
@@ -536,7 +454,7 @@ function leaseStats(log: Map<string, LogRow[]>, taskIds: string[]): string {
 
 /** Client-visible events appended to some tasks' streams per second within a window. */
 function writtenPerSecond(
-  log: Map<string, LogRow[]>,
+  log: Map<string, LogEntry[]>,
   taskIds: string[],
   from: number,
   to: number,
@@ -580,7 +498,7 @@ interface Latencies {
 
 function latencies(
   records: StreamRecord[],
-  log: Map<string, LogRow[]>,
+  log: Map<string, LogEntry[]>,
   notices: NoticeTimes,
   window: { from: number; to: number } = { from: -Infinity, to: Infinity },
 ): Latencies {
@@ -622,7 +540,7 @@ interface StreamCheck {
   eventsPerStream: number[];
 }
 
-function checkStreams(records: StreamRecord[], log: Map<string, LogRow[]>): StreamCheck {
+function checkStreams(records: StreamRecord[], log: Map<string, LogEntry[]>): StreamCheck {
   const check: StreamCheck = {
     ok: 0,
     problems: new Map(),
@@ -677,7 +595,7 @@ function checkStreams(records: StreamRecord[], log: Map<string, LogRow[]>): Stre
 
 interface Platform {
   db: TestDatabase;
-  endpoint: Endpoint;
+  endpoint: RpcEndpoint;
   pids: Processes;
   notices: NoticeTimes;
 }
@@ -750,12 +668,13 @@ async function fanOutRun(
   const taskIds = await Promise.all(
     Array.from({ length: options.tasks }, async (_, i) => {
       await sleep(Math.floor((i * options.fanStepMs) / options.tasks));
-      const answer = await postJson(
+      const answer = await postRpc<RpcEnvelope>(
         endpoint,
         rpcBody('SendMessage', {
           message: countdownMessage(options.fanCount, options.fanStepMs),
           configuration: { returnImmediately: true },
         }),
+        API_KEY,
         30_000,
       );
       const id = answer.result?.task?.id;
@@ -1004,8 +923,9 @@ async function main(): Promise<number> {
       { label: `1 task (x${singles.length}, one after another)`, runs: singles },
       ...latencyRuns.filter((r) => r.tasks > 1).map((r) => ({ label: r.label, runs: [r] })),
     ];
-    const latencyLog = await readLog(
+    const latencyLog = await readTaskLogs(
       db.pool,
+      TENANT,
       latencyRuns.flatMap((r) => r.records.map((s) => s.taskId ?? '')).filter((id) => id !== ''),
     );
     const latencyRows: string[][] = [];
@@ -1069,8 +989,9 @@ async function main(): Promise<number> {
 
     console.log('');
     console.log('## 2. Fan-out: SubscribeToTask streams on one ingress replica');
-    const fanLog = await readLog(
+    const fanLog = await readTaskLogs(
       db.pool,
+      TENANT,
       fanRuns.flatMap((r) => r.taskIds),
     );
     const fanRows: string[][] = [];

@@ -133,16 +133,18 @@ export class TaskEventFeed implements OnModuleInit, OnModuleDestroy {
     end: StreamEnd = 'turn',
   ): TaskSubscription {
     const k = key(tenantId, ref.taskId);
-    let channel = this.channels.get(k);
-    if (!channel) {
-      channel = new TaskChannel(this.context, tenantId, ref, after, () => this.channels.delete(k));
-      this.channels.set(k, channel);
+    const existing = this.channels.get(k);
+    if (existing) {
+      return existing.subscribe(after, end);
     }
+    const channel = new TaskChannel(this.context, tenantId, ref, after, () =>
+      this.channels.delete(k),
+    );
+    this.channels.set(k, channel);
     // A change after `after` committed in this process (or noticed from elsewhere) before the channel
     // existed would be missed without a read; when this process knows the task is still at `after`, the
     // changes to come reach the channel by commit or notice, and the read at the start is not needed.
-    const known = this.local?.version(tenantId, ref.taskId) === after;
-    return channel.subscribe(after, end, known);
+    return channel.subscribe(after, end, this.local?.version(tenantId, ref.taskId) === after);
   }
 
   /**

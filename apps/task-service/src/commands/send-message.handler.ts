@@ -124,7 +124,7 @@ export class SendMessageHandler {
         });
       } catch (error) {
         // A turn refused on the task's state may be the retry of a turn that was accepted.
-        const earlier = message.taskId ? await this.earlier(ctx, claim) : null;
+        const earlier = message.taskId ? await this.store.findMessageId(ctx.tenantId, claim) : null;
         if (!earlier) {
           throw error;
         }
@@ -140,7 +140,7 @@ export class SendMessageHandler {
         case 'unchanged':
           return { taskId };
         case 'duplicate': {
-          const earlier = await this.earlier(ctx, claim);
+          const earlier = await this.store.findMessageId(ctx.tenantId, claim);
           if (earlier) {
             return { taskId: earlier };
           }
@@ -148,11 +148,6 @@ export class SendMessageHandler {
         }
       }
     }
-  }
-
-  /** The task an earlier request with the same message (messageId and content) went to. */
-  private earlier(ctx: CallContext, claim: MessageIdClaim): Promise<string | null> {
-    return this.store.findMessageId(ctx.tenantId, claim);
   }
 }
 

@@ -33,10 +33,20 @@ export class TaskWatch implements OnModuleDestroy {
       this.waiters.get(watchKey(tenantId, after.task.id))?.forEach((w) => w.committed(after)),
     );
     const unsubscribeNotices = bus.subscribe((notice) => {
-      if (notice.k === 'task') {
-        // Changes made elsewhere (another replica, the sweeper) make the writer's cached state stale.
-        writer.moved(notice.t, notice.id, notice.v);
+      if (notice.k !== 'task') {
+        return;
+      }
+      // Changes made elsewhere (another replica, the sweeper) make the writer's cached state stale.
+      writer.moved(notice.t, notice.id, notice.v);
+      const tell = (): void =>
         this.waiters.get(watchKey(notice.t, notice.id))?.forEach((w) => w.noticed(notice.v));
+      // The notice of a commit of this replica's writer can arrive before the commit's own result: when a
+      // batch of it holds the task, its end tells the waiters the new state without a read.
+      const settling = writer.settling(notice.t, notice.id);
+      if (settling) {
+        void settling.then(tell);
+      } else {
+        tell();
       }
     });
     this.unsubscribe = () => {
@@ -80,21 +90,9 @@ export class TaskWatch implements OnModuleDestroy {
         wake(after);
       },
       noticed: (version) => {
-        if (version <= box.seen) {
-          return;
-        }
-        // The notice of a commit of this replica's writer can arrive before the commit's own result: when
-        // a batch of it holds the task, its end tells the waiter the new state without a read.
-        const settling = this.writer.settling(ctx.tenantId, taskId);
-        if (!settling) {
+        if (version > box.seen) {
           wake(null);
-          return;
         }
-        void settling.then(() => {
-          if (version > box.seen) {
-            wake(null);
-          }
-        });
       },
     };
     const waiters = this.waiters.get(key) ?? new Set<Waiter>();
