@@ -16,8 +16,11 @@ export const DEFAULT_STREAMING_TIMEOUT_MS = 2_000;
 export type TckStep =
   | { readonly kind: 'working' }
   | { readonly kind: 'artifact'; readonly chunk: ArtifactChunk }
-  /** An agent message in the task history (the platform always answers SendMessage with a task). */
-  | { readonly kind: 'message'; readonly text: string }
+  /**
+   * A bare Message answering the client's message instead of a task. When the message cannot be answered
+   * that way (it continues a task), the text joins the task as an agent message and the task completes.
+   */
+  | { readonly kind: 'reply'; readonly text: string }
   /** Keeps the task running for this many TCK streaming timeouts; a cancel cuts it short. */
   | { readonly kind: 'wait'; readonly streamingTimeouts: number }
   | { readonly kind: 'complete'; readonly text?: string }
@@ -86,7 +89,7 @@ export const TCK_SCENARIOS: readonly TckScenario[] = [
   },
   {
     prefix: 'tck-message-response',
-    steps: [{ kind: 'message', text: 'Direct message response' }, COMPLETE],
+    steps: [{ kind: 'reply', text: 'Direct message response' }],
   },
   {
     prefix: 'tck-input-required',
@@ -167,13 +170,13 @@ export class TckAgent implements AgentExecutor {
 
   async execute(context: RequestContext, events: ExecutionEventBus): Promise<void> {
     for (const step of stepsFor(context.userMessage)) {
-      await this.perform(step, context.signal, events);
+      await this.perform(step, context, events);
     }
   }
 
   private async perform(
     step: TckStep,
-    signal: AbortSignal,
+    { signal, mayReply }: RequestContext,
     events: ExecutionEventBus,
   ): Promise<void> {
     switch (step.kind) {
@@ -182,8 +185,12 @@ export class TckAgent implements AgentExecutor {
       case 'artifact':
         await events.artifact(step.chunk);
         return;
-      case 'message':
-        return events.message([textPart(step.text)]);
+      case 'reply':
+        if (mayReply) {
+          return events.reply(step.text);
+        }
+        await events.message([textPart(step.text)]);
+        return events.complete();
       case 'wait':
         return delay(step.streamingTimeouts * this.streamingTimeoutMs, undefined, { signal });
       case 'complete':

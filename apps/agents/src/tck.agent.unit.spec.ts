@@ -15,14 +15,18 @@ const user = (messageId: string, text = 'TCK prerequisite task creation'): Messa
   parts: [{ text }],
 });
 
-function contextOf(userMessage: Message, signal = new AbortController().signal): RequestContext {
+function contextOf(
+  userMessage: Message,
+  signal = new AbortController().signal,
+  mayReply = true,
+): RequestContext {
   const task: Task = {
     id: 't',
     contextId: 'c',
     status: { state: 'TASK_STATE_SUBMITTED' },
     history: [userMessage],
   };
-  return { taskId: 't', contextId: 'c', userMessage, task, attempt: 1, signal };
+  return { taskId: 't', contextId: 'c', userMessage, task, attempt: 1, signal, mayReply };
 }
 
 const textOf = (parts: readonly Part[]): string =>
@@ -48,6 +52,7 @@ function recordingBus(): { bus: ExecutionEventBus; lines: string[] } {
     fail: (text) => status('TASK_STATE_FAILED', text),
     cancelled: () => status('TASK_STATE_CANCELED'),
     message: (parts) => record(`message ${textOf(parts)}`),
+    reply: (content) => record(`reply ${typeof content === 'string' ? content : textOf(content)}`),
     artifact: async (chunk) => {
       const flags = `${chunk.append ? '+' : ''}${chunk.lastChunk ? '!' : ''}`;
       await record(`artifact ${chunk.artifactId}${flags} ${JSON.stringify(chunk.parts)}`);
@@ -58,9 +63,9 @@ function recordingBus(): { bus: ExecutionEventBus; lines: string[] } {
   return { bus, lines };
 }
 
-async function run(messageId: string, agent = new TckAgent()): Promise<string[]> {
+async function run(messageId: string, agent = new TckAgent(), mayReply = true): Promise<string[]> {
   const { bus, lines } = recordingBus();
-  await agent.execute(contextOf(user(messageId)), bus);
+  await agent.execute(contextOf(user(messageId), undefined, mayReply), bus);
   return lines;
 }
 
@@ -126,7 +131,7 @@ const PUBLISHED: ReadonlyArray<[string, string[]]> = [
     ],
   ],
   ['tck-artifact-data', ['artifact tck-data! [{"data":{"key":"value","count":42}}]', 'COMPLETED']],
-  ['tck-message-response', ['message Direct message response', 'COMPLETED']],
+  ['tck-message-response', ['reply Direct message response']],
   ['tck-input-required', ['INPUT_REQUIRED The TCK scenario asks for more input.']],
   ['tck-reject-task', ['REJECTED rejected']],
   [
@@ -170,6 +175,13 @@ describe('tck agent: what each scenario publishes', () => {
     expect(await run(tckId(prefix), new TckAgent({ streamingTimeoutMs: 1 }))).toEqual(lines);
   });
 
+  it('answers the direct-message scenario on a task (no reply possible) with a message, then completes', async () => {
+    expect(await run(tckId('tck-message-response'), new TckAgent(), false)).toEqual([
+      'message Direct message response',
+      'COMPLETED',
+    ]);
+  });
+
   it('echoes a message without a scenario, then completes', async () => {
     expect(await run('tck-transport-test-001-1a2b3c4d')).toEqual([
       'artifact echo! [{"text":"TCK prerequisite task creation"}]',
@@ -203,6 +215,7 @@ describe('tck agent: profile and docs', () => {
     const profile = AGENT_PROFILES.tck;
     expect(profile.skills.map((s) => s.id)).toEqual([
       'tck-tasks',
+      'tck-message-response',
       'tck-artifacts',
       'tck-streaming',
       'echo',
@@ -210,6 +223,8 @@ describe('tck agent: profile and docs', () => {
     for (const skill of profile.skills) {
       expect(skill.name && skill.description && skill.tags.length).toBeTruthy();
     }
+    // The direct-message scenario answers with a bare Message.
+    expect(profile.messageReplies).toBe(true);
   });
 
   it('docs/conformance.md lists every scenario prefix', () => {

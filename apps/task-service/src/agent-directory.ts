@@ -19,7 +19,7 @@ const CREDENTIAL_TTL_MS = 1_000;
 /** Most worker credentials remembered at once. */
 const CREDENTIAL_CACHE_SIZE = 1_000;
 
-/** Hosted agents' settings (dispatch policy, input modes) and worker credentials. */
+/** Hosted agents' settings (dispatch policy, input modes, message replies) and worker credentials. */
 @Injectable()
 export class AgentDirectory {
   private readonly agents = new Map<string, { agent: AgentSettings; until: number }>();
@@ -70,6 +70,11 @@ export class AgentDirectory {
     return (await this.settings(tenantId, agentId)).inputModes;
   }
 
+  /** Whether the agent may answer a new message with a bare Message instead of a task (ADR 0009). */
+  async messageReplies(tenantId: string, agentId: string): Promise<boolean> {
+    return (await this.settings(tenantId, agentId)).messageReplies;
+  }
+
   private async settings(tenantId: string, agentId: string): Promise<AgentSettings> {
     const key = `${tenantId}\u0000${agentId}`;
     const cached = this.agents.get(key);
@@ -79,7 +84,11 @@ export class AgentDirectory {
     const result = await this.pool.query<{
       on_lease_lost: 'redispatch' | 'fail';
       max_attempts: number;
-      profile: { defaultInputModes?: string[]; skills?: { inputModes?: string[] }[] };
+      profile: {
+        defaultInputModes?: string[];
+        skills?: { inputModes?: string[] }[];
+        messageReplies?: boolean;
+      };
     }>(
       'SELECT on_lease_lost, max_attempts, profile FROM ops.agents WHERE tenant_id = $1 AND agent_id = $2',
       [tenantId, agentId],
@@ -94,8 +103,9 @@ export class AgentDirectory {
               ...(row.profile.skills ?? []).flatMap((skill) => skill.inputModes ?? []),
             ]),
           ],
+          messageReplies: row.profile.messageReplies === true,
         }
-      : { policy: { onLeaseLost: 'fail', maxAttempts: 1 }, inputModes: [] };
+      : { policy: { onLeaseLost: 'fail', maxAttempts: 1 }, inputModes: [], messageReplies: false };
     this.agents.set(key, { agent, until: Date.now() + CACHE_TTL_MS });
     return agent;
   }
@@ -104,4 +114,5 @@ export class AgentDirectory {
 interface AgentSettings {
   policy: LeasePolicy;
   inputModes: string[];
+  messageReplies: boolean;
 }

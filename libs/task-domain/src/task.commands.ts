@@ -4,6 +4,8 @@ import type { Artifact, JsonObject, Message, TaskStatus } from '@lib/a2a-protoco
 export type WorkerUpdate =
   | { kind: 'status'; status: TaskStatus }
   | { kind: 'message'; message: Message }
+  /** A bare Message answering the message that opened the stream, instead of a task. */
+  | { kind: 'reply'; message: Message }
   | { kind: 'artifact'; artifact: Artifact; append: boolean; lastChunk: boolean };
 
 /** What happens to a task whose worker vanished (per hosted agent). */
@@ -22,6 +24,8 @@ export type TaskCommand =
       ownerId: string;
       message: Message;
       metadata?: JsonObject;
+      /** The agent may answer with a bare Message instead of a task. */
+      mayReply?: boolean;
       now: Date;
     }
   | { type: 'AppendUserMessage'; message: Message; now: Date }

@@ -34,15 +34,12 @@ export function decide(command: TaskCommand, state: TaskAggregate): TaskEvent[] 
             message: { ...command.message, taskId: command.taskId, contextId: command.contextId },
             ...(command.metadata ? { metadata: command.metadata } : {}),
             submittedAt: command.now.toISOString(),
+            ...(command.mayReply ? { mayReply: true as const } : {}),
           },
         },
       ];
     case 'AppendUserMessage':
-      return appendUserMessage(
-        command.message,
-        command.now,
-        present(state, command.message.taskId),
-      );
+      return appendUserMessage(command.message, command.now, shown(state, command.message.taskId));
     case 'GrantLease': {
       const task = present(state);
       if (task.work !== 'queued' || isTerminalState(task.task.status.state)) {
@@ -63,7 +60,7 @@ export function decide(command: TaskCommand, state: TaskAggregate): TaskEvent[] 
     case 'ApplyWorkerUpdate':
       return applyWorkerUpdate(command.leaseEpoch, command.update, command.now, state);
     case 'RequestCancel': {
-      const task = present(state);
+      const task = shown(state);
       const current = task.task.status.state;
       if (isTerminalState(current)) {
         throw new A2aError('TASK_NOT_CANCELABLE', `task ${task.task.id} is ${current}`, {
@@ -158,6 +155,15 @@ function present(state: TaskAggregate, taskId = ''): PresentTask {
   return state;
 }
 
+/** A task clients can act on: not an exchange answered (or to be answered) with a message. */
+function shown(state: TaskAggregate, taskId = ''): PresentTask {
+  const task = present(state, taskId);
+  if (task.answer.kind !== 'task') {
+    throw taskNotFound(taskId || task.task.id);
+  }
+  return task;
+}
+
 function appendUserMessage(message: Message, now: Date, task: PresentTask): TaskEvent[] {
   const { id, contextId } = task.task;
   const current = task.task.status.state;
@@ -234,6 +240,21 @@ function applyWorkerUpdate(
           data: { message: { ...update.message, taskId, contextId } },
         },
       ];
+    case 'reply': {
+      if (state.answer.kind !== 'pending') {
+        throw new WorkerUpdateRejected(
+          'INVALID_UPDATE',
+          'a reply answers only the message that opened an exchange with an agent that declares message ' +
+            'replies, as the first update',
+        );
+      }
+      if (update.message.role !== 'ROLE_AGENT') {
+        throw new WorkerUpdateRejected('INVALID_UPDATE', 'a reply must have ROLE_AGENT');
+      }
+      // A bare Message: it belongs to the conversation (context), not to a task.
+      const { taskId: _taskId, ...message } = update.message;
+      return [{ type: 'AgentReplied', data: { message: { ...message, contextId } } }];
+    }
     case 'artifact': {
       const known = (state.task.artifacts ?? []).some(
         (a) => a.artifactId === update.artifact.artifactId,

@@ -881,3 +881,115 @@ describe('decide ReleaseLease', () => {
       .then([released(1), statusUpdated('TASK_STATE_CANCELED')]);
   });
 });
+
+describe('message replies (docs/adr/0009-message-replies.md)', () => {
+  const exchange: TaskEvent = {
+    type: 'TaskSubmitted',
+    data: {
+      taskId: TASK_ID,
+      contextId: CONTEXT_ID,
+      agentId: 'agt_1',
+      ownerId: 'usr_1',
+      message: message('ROLE_USER', 'm1', { taskId: TASK_ID, contextId: CONTEXT_ID }),
+      submittedAt: T0.toISOString(),
+      mayReply: true,
+    },
+  };
+  const leased = [exchange, leaseGranted(1)];
+  const reply = message('ROLE_AGENT', 'r1', { taskId: 'ignored', contextId: 'ignored' });
+  const replied: TaskEvent = {
+    type: 'AgentReplied',
+    data: { message: { ...message('ROLE_AGENT', 'r1'), contextId: CONTEXT_ID } },
+  };
+
+  it('SubmitTask records that the agent may reply; the stream is a pending exchange, not a task', () => {
+    const after = given()
+      .when({
+        type: 'SubmitTask',
+        taskId: TASK_ID,
+        contextId: CONTEXT_ID,
+        agentId: 'agt_1',
+        ownerId: 'usr_1',
+        message: message('ROLE_USER', 'm1'),
+        mayReply: true,
+        now: T0,
+      })
+      .then([exchange]);
+    expect(after.status === 'present' && after.answer).toEqual({ kind: 'pending' });
+    expect(foldTask([submitted]).status === 'present' && foldTask([submitted])).toMatchObject({
+      answer: { kind: 'task' },
+    });
+  });
+
+  it("a reply ends the exchange: the message in the stream's context and no task, no lease, no work", () => {
+    const after = given(...leased)
+      .when(workerUpdate(1, { kind: 'reply', message: reply }))
+      .then([replied]);
+    expect(after).toMatchObject({
+      answer: { kind: 'reply', ...replied.data },
+      work: 'idle',
+      lease: null,
+      version: 3,
+    });
+    expect(
+      after.status === 'present' && after.answer.kind === 'reply' && after.answer.message.taskId,
+    ).toBeUndefined();
+  });
+
+  it.each<[string, TaskEvent[]]>([
+    ['the agent does not declare message replies', [submitted, leaseGranted(1)]],
+    ['the worker reported on the task already', [...leased, statusUpdated('TASK_STATE_WORKING')]],
+    [
+      'the worker added an artifact already',
+      [...leased, artifactChunk({ artifactId: 'a', parts: [{ text: 'x' }] })],
+    ],
+  ])('refuses a reply with INVALID_UPDATE when %s', (_label, events) => {
+    given(...events)
+      .when(workerUpdate(1, { kind: 'reply', message: reply }))
+      .thenError('INVALID_UPDATE');
+  });
+
+  it('refuses a reply with ROLE_USER, and anything after a reply as LEASE_LOST', () => {
+    given(...leased)
+      .when(workerUpdate(1, { kind: 'reply', message: message('ROLE_USER', 'r2') }))
+      .thenError('INVALID_UPDATE');
+    given(...leased, replied)
+      .when(workerUpdate(1, { kind: 'status', status: { state: 'TASK_STATE_COMPLETED' } }))
+      .thenError('LEASE_LOST');
+  });
+
+  it('a status update makes the pending exchange a task, which clients see from then on', () => {
+    const after = given(...leased)
+      .when(workerUpdate(1, { kind: 'status', status: { state: 'TASK_STATE_WORKING' } }))
+      .then([statusUpdated('TASK_STATE_WORKING')]);
+    expect(after.status === 'present' && after.answer).toEqual({ kind: 'task' });
+  });
+
+  it('a lost lease re-dispatches the pending exchange; failing it for good makes it a FAILED task', () => {
+    const redispatched = given(...leased)
+      .when(expireLease(1, REDISPATCH))
+      .then([leaseExpired(1)]);
+    expect(redispatched).toMatchObject({ answer: { kind: 'pending' }, work: 'queued' });
+    const failed = foldTask(decide(expireLease(1, FAIL), foldTask(leased)), foldTask(leased));
+    expect(failed).toMatchObject({
+      answer: { kind: 'task' },
+      task: { status: { state: 'TASK_STATE_FAILED' } },
+    });
+  });
+
+  it.each<[string, TaskEvent[]]>([
+    ['pending', [exchange]],
+    ['answered with a reply', [...leased, replied]],
+  ])('clients cannot continue or cancel an exchange %s: TASK_NOT_FOUND', (_label, events) => {
+    given(...events)
+      .when({
+        type: 'AppendUserMessage',
+        message: message('ROLE_USER', 'm2', { taskId: TASK_ID }),
+        now: NOW,
+      })
+      .thenError('TASK_NOT_FOUND');
+    given(...events)
+      .when(requestCancel())
+      .thenError('TASK_NOT_FOUND');
+  });
+});

@@ -13,7 +13,8 @@ export type TaskEvent =
   | TaskCancelRequested
   | TaskLeaseGranted
   | TaskLeaseExpired
-  | TaskLeaseReleased;
+  | TaskLeaseReleased
+  | AgentReplied;
 
 export type TaskEventType = TaskEvent['type'];
 
@@ -30,6 +31,12 @@ export interface TaskSubmitted {
     /** Request-level metadata of the SendMessageRequest. */
     metadata?: JsonObject;
     submittedAt: string;
+    /**
+     * The agent may answer with a bare Message ({@link AgentReplied}) instead of a task (its profile declares
+     * message replies, docs/adr/0009-message-replies.md): until its worker reports on the task, clients see
+     * no task. Absent: the stream is a task from its first event.
+     */
+    mayReply?: true;
   };
 }
 
@@ -76,6 +83,15 @@ export interface TaskLeaseReleased {
   data: { leaseEpoch: number; workerId: string; reason: string };
 }
 
+/**
+ * The agent answered the message that opened the stream with a bare Message instead of a task: the exchange
+ * is over (no lease, no work) and no task is ever shown for it. The reply carries the stream's contextId.
+ */
+export interface AgentReplied {
+  type: 'AgentReplied';
+  data: { message: Message };
+}
+
 /** Registered event type names; a name here is never changed. */
 export const TASK_EVENT_TYPES = [
   'TaskSubmitted',
@@ -87,6 +103,7 @@ export const TASK_EVENT_TYPES = [
   'TaskLeaseGranted',
   'TaskLeaseExpired',
   'TaskLeaseReleased',
+  'AgentReplied',
 ] as const satisfies readonly TaskEventType[];
 
 /** Schema version of every event type written by this code. */

@@ -105,6 +105,7 @@ describe('evolve: TaskSubmitted', () => {
       lastLeaseEpoch: 0,
       attempt: 1,
       cancel: null,
+      answer: { kind: 'task' },
     } satisfies PresentTask);
   });
 

@@ -24,6 +24,18 @@ export type WorkStatus =
   /** Nothing to do: interrupted (waiting for the client) or terminal. */
   | 'idle';
 
+/** How the agent answered the message that opened the stream (docs/adr/0009-message-replies.md). */
+export type Answer =
+  /** With a task: clients see it (GetTask, ListTasks, streams). */
+  | { kind: 'task' }
+  /** Not yet: the agent may still reply with a bare Message, and clients see no task meanwhile. */
+  | { kind: 'pending' }
+  /** With this bare Message: the exchange is over and no task is ever shown for it. */
+  | { kind: 'reply'; message: Message };
+
+const TASK_ANSWER: Answer = { kind: 'task' };
+const PENDING_ANSWER: Answer = { kind: 'pending' };
+
 export interface PresentTask {
   status: 'present';
   /** The task as A2A clients see it, history and artifacts included. */
@@ -39,6 +51,7 @@ export interface PresentTask {
   /** Dispatch attempts of the current user message. */
   attempt: number;
   cancel: { requestedBy: string; deadline: string } | null;
+  answer: Answer;
 }
 
 export type TaskAggregate = { status: 'absent'; version: 0 } | PresentTask;
@@ -74,6 +87,7 @@ export function evolve(state: TaskAggregate, event: TaskEvent): TaskAggregate {
       lastLeaseEpoch: 0,
       attempt: 1,
       cancel: null,
+      answer: d.mayReply ? PENDING_ANSWER : TASK_ANSWER,
     };
   }
   if (state.status === 'absent') {
@@ -116,6 +130,7 @@ function applyToPresent(state: PresentTask, event: TaskEvent): PresentTask {
       const ended = endsWork(event.data.status.state);
       return {
         ...state,
+        answer: answeredWithTask(state),
         task,
         work: ended ? 'idle' : state.work,
         lease: ended ? null : state.lease,
@@ -125,11 +140,13 @@ function applyToPresent(state: PresentTask, event: TaskEvent): PresentTask {
     case 'AgentMessageAppended':
       return {
         ...state,
+        answer: answeredWithTask(state),
         task: { ...state.task, history: [...(state.task.history ?? []), event.data.message] },
       };
     case 'ArtifactChunkAppended':
       return {
         ...state,
+        answer: answeredWithTask(state),
         task: {
           ...state.task,
           artifacts: applyArtifact(
@@ -168,10 +185,32 @@ function applyToPresent(state: PresentTask, event: TaskEvent): PresentTask {
       }
       // Still running: the work goes back to the queue; a decision that fails the task adds a status event.
       return { ...state, lease: null, work: 'queued', attempt: state.attempt + 1 };
+    case 'AgentReplied':
+      if (state.answer.kind !== 'pending') {
+        return state;
+      }
+      // The exchange is over: nothing left to do, nobody holds it.
+      return {
+        ...state,
+        answer: { kind: 'reply', message: event.data.message },
+        work: 'idle',
+        lease: null,
+        cancel: null,
+      };
     default:
       // An event type this code does not know (written by a newer version): nothing to apply.
       return state;
   }
+}
+
+/** An update about the task (status, message, artifact) makes a pending answer a task. */
+function answeredWithTask(state: PresentTask): Answer {
+  return state.answer.kind === 'pending' ? TASK_ANSWER : state.answer;
+}
+
+/** Whether clients see the stream as a task (it is not an exchange answered, or to be answered, by a message). */
+export function shownAsTask(state: PresentTask): boolean {
+  return state.answer.kind === 'task';
 }
 
 function endsWork(state: TaskStateName): boolean {

@@ -47,6 +47,9 @@ export function toStreamResponse(event: TaskEvent, ref: TaskRef): StreamResponse
     case 'TaskLeaseExpired':
     case 'TaskLeaseReleased':
       return null;
+    case 'AgentReplied':
+      // A reply is the answer to SendMessage itself; no task exists for a stream to follow.
+      return null;
     default:
       // An event type written by newer code: nothing a client of this version can be shown.
       return null;

@@ -11,6 +11,11 @@ export interface RequestContext {
   /** 1 for the first dispatch of this message; higher when a lost lease was re-dispatched. */
   readonly attempt: number;
   /**
+   * The message may be answered with {@link ExecutionEventBus.reply} instead of a task: the agent's profile
+   * declares `messageReplies`, this is the message that opened the exchange and nothing was published yet.
+   */
+  readonly mayReply: boolean;
+  /**
    * Aborted when the client cancels the task (reason `TASK_CANCELED`), when the worker loses the lease
    * (`LEASE_LOST`) or when the worker shuts down after its grace period (`WORKER_SHUTDOWN`). The reason is
    * a `WorkerError`. Stop promptly; after a cancel the SDK publishes TASK_STATE_CANCELED.
@@ -21,6 +26,8 @@ export interface RequestContext {
 /** One execution update, mirroring `PublishUpdateRequest.update` in the ProtoJSON model. */
 export type ExecutionUpdate =
   | { readonly kind: 'status'; readonly status: TaskStatus }
+  /** A bare Message answering the client's message: no task is created (see `ExecutionEventBus.reply`). */
+  | { readonly kind: 'reply'; readonly message: Message }
   | { readonly kind: 'message'; readonly message: Message }
   | {
       readonly kind: 'artifact';
@@ -65,6 +72,12 @@ export interface ExecutionEventBus {
   cancelled(): Promise<void>;
   /** An agent message added to the task history. */
   message(parts: Part[]): Promise<void>;
+  /**
+   * Answers the client's message with a bare Message (a ROLE_AGENT message of the text or parts) instead of a
+   * task: the client gets `{"message": …}` and no task ever exists. Only while `context.mayReply` holds (it
+   * must be the assignment's first and only update); it ends the assignment like a terminal status.
+   */
+  reply(message: string | Part[]): Promise<void>;
   /** An artifact or a chunk of one; resolves with its artifact id. */
   artifact(chunk: ArtifactChunk): Promise<string>;
   /** Any update, as built by the caller. */

@@ -6,9 +6,9 @@ export function textPart(text: string): Part {
   return { text };
 }
 
-/** Where an agent message belongs. */
+/** Where an agent message belongs: a task, or only a context (a reply, which belongs to no task). */
 export interface MessageScope {
-  readonly taskId: string;
+  readonly taskId?: string;
   readonly contextId: string;
 }
 
@@ -20,7 +20,7 @@ export function agentMessage(
 ): Message {
   return {
     messageId: newId(),
-    taskId: scope.taskId,
+    ...(scope.taskId === undefined ? {} : { taskId: scope.taskId }),
     contextId: scope.contextId,
     role: 'ROLE_AGENT',
     parts: typeof content === 'string' ? [textPart(content)] : content,

@@ -15,19 +15,26 @@ export type FinalAction =
   | { readonly kind: 'cancel' }
   | { readonly kind: 'fail'; readonly text: string };
 
-/** Whether a status ends the assignment (and with it the lease). */
-export function endsAssignment(state: TaskStateName): boolean {
-  return isTerminalState(state) || isInterruptedState(state);
+/**
+ * What the agent published that may end the assignment: a status's state, or `reply` (it answered the
+ * message with a bare Message instead of a task).
+ */
+export type Published = TaskStateName | 'reply';
+
+/** Whether a status (or the reply) ends the assignment (and with it the lease). */
+export function endsAssignment(published: Published): boolean {
+  return published === 'reply' || isTerminalState(published) || isInterruptedState(published);
 }
 
 /**
- * The completion rule. Nothing is published when the agent already ended the assignment, or when the
- * worker lost the lease or is shutting down (the platform owns the task again). Otherwise a cancel request
- * wins over how `execute` ended; an error fails the task; a plain return completes it.
+ * The completion rule. Nothing is published when the agent already ended the assignment (a terminal or
+ * interrupted status, or a reply), or when the worker lost the lease or is shutting down (the platform owns
+ * the task again). Otherwise a cancel request wins over how `execute` ended; an error fails the task; a
+ * plain return completes it.
  */
 export function finalActionFor(
   outcome: ExecuteOutcome,
-  lastPublishedState: TaskStateName | undefined,
+  lastPublishedState: Published | undefined,
   stopCause: StopCause | undefined,
 ): FinalAction {
   if (lastPublishedState !== undefined && endsAssignment(lastPublishedState)) {

@@ -26,6 +26,8 @@ function toWireUpdate(update: ExecutionUpdate): workerPb.ExecutionUpdate {
       return { status: a2aPb.TaskStatus.fromJSON(update.status) };
     case 'message':
       return { message: a2aPb.Message.fromJSON(update.message) };
+    case 'reply':
+      return { reply: a2aPb.Message.fromJSON(update.message) };
     case 'artifact':
       return {
         artifact: {

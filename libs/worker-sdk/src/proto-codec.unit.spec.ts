@@ -32,6 +32,7 @@ function assignment(overrides: Partial<workerPb.Assignment> = {}): workerPb.Assi
     task: a2aPb.Task.fromJSON(task),
     message: a2aPb.Message.fromJSON(answer),
     attempt: 1,
+    mayReply: false,
     ...overrides,
   };
 }

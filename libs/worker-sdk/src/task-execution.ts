@@ -15,6 +15,7 @@ import {
   finalActionFor,
   type ExecuteOutcome,
   type FinalAction,
+  type Published,
   type StopCause,
 } from './execution-outcome';
 import { taskOf, toPublishUpdateRequest, userMessageOf } from './proto-codec';
@@ -59,10 +60,12 @@ export class TaskExecution {
   private readonly lease = new AbortController();
   private leaseError: WorkerError | undefined;
   private stopCause: StopCause | undefined;
-  /** The last status the platform stored. */
-  private lastState: TaskStateName | undefined;
-  /** The last status queued (stored or not yet): nothing may follow one that ends the assignment. */
-  private queuedState: TaskStateName | undefined;
+  /** The last status (or the reply) the platform stored. */
+  private lastState: Published | undefined;
+  /** The last status (or the reply) queued, stored or not yet: nothing may follow one that ends the assignment. */
+  private queuedState: Published | undefined;
+  /** Something was queued: a reply may only be the first update. */
+  private queuedAny = false;
   private leaseDeadline: number;
   private readonly queue: QueuedUpdate[] = [];
   /** Settles when the queue has been worked off (every queued update stored or refused). */
@@ -161,6 +164,7 @@ export class TaskExecution {
       userMessage,
       task,
       attempt: this.assignment.attempt,
+      mayReply: this.assignment.mayReply,
       signal: this.abort.signal,
     };
     try {
@@ -239,14 +243,17 @@ export class TaskExecution {
    */
   private enqueue(update: ExecutionUpdate): Promise<void> {
     const queued = new Promise<void>((resolve, reject) => {
-      const refusal = this.publishRefusal(this.queuedState);
+      const refusal = this.publishRefusal(this.queuedState) ?? this.replyRefusal(update);
       if (refusal) {
         reject(refusal);
         return;
       }
       if (update.kind === 'status') {
         this.queuedState = update.status.state;
+      } else if (update.kind === 'reply') {
+        this.queuedState = 'reply';
       }
+      this.queuedAny = true;
       this.queue.push({ update, resolve, reject });
       this.flushing ??= this.flush();
     });
@@ -284,7 +291,9 @@ export class TaskExecution {
       }
       const result = await this.deps.sender.send(request, Math.min(PUBLISH_TIMEOUT_MS, remaining));
       if (result.ok) {
-        const states = updates.flatMap((u) => (u.kind === 'status' ? [u.status.state] : []));
+        const states = updates.flatMap((u): Published[] =>
+          u.kind === 'status' ? [u.status.state] : u.kind === 'reply' ? ['reply'] : [],
+        );
         this.lastState = states[states.length - 1] ?? this.lastState;
         return;
       }
@@ -310,25 +319,40 @@ export class TaskExecution {
   }
 
   /** Throws when the assignment can take no more updates after a status `state`. */
-  private assertPublishable(state: TaskStateName | undefined): void {
+  private assertPublishable(state: Published | undefined): void {
     const refusal = this.publishRefusal(state);
     if (refusal) {
       throw refusal;
     }
   }
 
-  /** Why the assignment can take no more updates after a status `state`, if it cannot. */
-  private publishRefusal(state: TaskStateName | undefined): WorkerError | undefined {
+  /** Why the assignment can take no more updates after a status `state` (or the reply), if it cannot. */
+  private publishRefusal(state: Published | undefined): WorkerError | undefined {
     if (this.leaseError) {
       return this.leaseError;
     }
     if (state !== undefined && endsAssignment(state)) {
       return new WorkerError(
         'TASK_ENDED',
-        `task ${this.taskId} is already ${state}; this assignment has ended`,
+        state === 'reply'
+          ? `the message of task ${this.taskId} was answered with a reply; this assignment has ended`
+          : `task ${this.taskId} is already ${state}; this assignment has ended`,
       );
     }
     return undefined;
+  }
+
+  /** Why `update`, a reply, cannot be published: only as the first update, and only when the platform allows it. */
+  private replyRefusal(update: ExecutionUpdate): WorkerError | undefined {
+    if (update.kind !== 'reply' || (this.assignment.mayReply && !this.queuedAny)) {
+      return undefined;
+    }
+    return new WorkerError(
+      'UPDATE_REJECTED',
+      this.assignment.mayReply
+        ? `task ${this.taskId} has updates already: a reply can only be the first answer`
+        : `the message of task ${this.taskId} cannot be answered with a reply (context.mayReply is false)`,
+    );
   }
 
   private createBus(): ExecutionEventBus {
@@ -347,6 +371,12 @@ export class TaskExecution {
       fail: (text) => status('TASK_STATE_FAILED', text),
       cancelled: () => status('TASK_STATE_CANCELED'),
       message: (parts) => this.enqueue({ kind: 'message', message: message(parts) }),
+      // A bare Message belongs to the conversation, not to a task.
+      reply: (content) =>
+        this.enqueue({
+          kind: 'reply',
+          message: agentMessage({ contextId: this.contextId }, content),
+        }),
       artifact: async (chunk: ArtifactChunk) => {
         const { append, lastChunk, artifactId = randomUUID(), ...rest } = chunk;
         await this.enqueue({

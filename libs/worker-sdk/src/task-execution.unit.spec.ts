@@ -18,6 +18,7 @@ const assignment: workerPb.Assignment = {
   task: a2aPb.Task.fromJSON({ id: 't', contextId: 'c', status: { state: 'TASK_STATE_SUBMITTED' } }),
   message: a2aPb.Message.fromJSON({ messageId: 'u', role: 'ROLE_USER', parts: [{ text: 'hi' }] }),
   attempt: 1,
+  mayReply: false,
 };
 
 const failure = (code: GrpcStatus, reason?: string): SendResult => ({
@@ -40,7 +41,7 @@ class FakeSender implements UpdateSender {
     return this.requests.flatMap((r) =>
       r.updates.length > 0
         ? r.updates
-        : [{ status: r.status, message: r.message, artifact: r.artifact }],
+        : [{ status: r.status, message: r.message, artifact: r.artifact, reply: r.reply }],
     );
   }
 
@@ -50,7 +51,9 @@ class FakeSender implements UpdateSender {
         ? `status ${u.status.state.replace('TASK_STATE_', '')}${u.status.message ? ` "${u.status.message.parts[0]?.text ?? ''}"` : ''}`
         : u.message
           ? 'message'
-          : `artifact ${u.artifact?.artifact?.artifactId ?? ''}`,
+          : u.reply
+            ? `reply "${u.reply.parts[0]?.text ?? ''}"`
+            : `artifact ${u.artifact?.artifact?.artifactId ?? ''}`,
     );
   }
 }
@@ -61,20 +64,24 @@ function executionOf(
     sender?: FakeSender;
     cancelTask?: AgentExecutor['cancelTask'];
     now?: () => number;
+    mayReply?: boolean;
   } = {},
 ): { execution: TaskExecution; sender: FakeSender } {
   const sender = options.sender ?? new FakeSender();
   const executor: AgentExecutor = options.cancelTask
     ? { execute, cancelTask: options.cancelTask }
     : { execute };
-  const execution = new TaskExecution(assignment, {
-    executor,
-    sender,
-    logger: silent,
-    leaseTtlMs: 10_000,
-    backoff: fast,
-    ...(options.now ? { now: options.now } : {}),
-  });
+  const execution = new TaskExecution(
+    { ...assignment, mayReply: options.mayReply ?? false },
+    {
+      executor,
+      sender,
+      logger: silent,
+      leaseTtlMs: 10_000,
+      backoff: fast,
+      ...(options.now ? { now: options.now } : {}),
+    },
+  );
   return { execution, sender };
 }
 
@@ -130,6 +137,48 @@ describe('TaskExecution', () => {
     await execution.run();
     expect(sender.summary).toEqual(['status INPUT_REQUIRED "What is your name?"']);
     expect(late?.reason).toBe('TASK_ENDED');
+  });
+
+  it('answers with a bare reply when the assignment allows it, and publishes nothing after it', async () => {
+    let seen: RequestContext | undefined;
+    let late: WorkerError | undefined;
+    const { execution, sender } = executionOf(
+      async (context, events) => {
+        seen = context;
+        await events.reply('42 is the answer');
+        late = await rejection(events.complete());
+      },
+      { mayReply: true },
+    );
+    await execution.run();
+    expect(seen?.mayReply).toBe(true);
+    expect(sender.summary).toEqual(['reply "42 is the answer"']);
+    const reply = sender.requests[0]?.reply;
+    expect(reply?.role).toBe('ROLE_AGENT');
+    expect(reply?.contextId).toBe('c');
+    expect(reply?.taskId ?? '').toBe('');
+    expect(late?.reason).toBe('TASK_ENDED');
+    expect(execution.holdsLease).toBe(false);
+  });
+
+  it('refuses a reply the assignment does not allow, or one that is not the first update', async () => {
+    const refused: WorkerError[] = [];
+    const notAllowed = executionOf(async (context, events) => {
+      expect(context.mayReply).toBe(false);
+      refused.push(await rejection(events.reply('hi')));
+    });
+    await notAllowed.execution.run();
+    expect(notAllowed.sender.summary).toEqual(['status COMPLETED']);
+    const late = executionOf(
+      async (_, events) => {
+        await events.working();
+        refused.push(await rejection(events.reply('too late')));
+      },
+      { mayReply: true },
+    );
+    await late.execution.run();
+    expect(late.sender.summary).toEqual(['status WORKING', 'status COMPLETED']);
+    expect(refused.map((e) => e.reason)).toEqual(['UPDATE_REJECTED', 'UPDATE_REJECTED']);
   });
 
   it('publishes each update of an agent that awaits them one by one', async () => {

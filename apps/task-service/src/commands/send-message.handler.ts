@@ -1,16 +1,18 @@
 import {
+  A2aError,
   applyHistoryLength,
   canonicalize,
   decodeSendMessageRequest,
   isInterruptedState,
   isTerminalState,
+  taskNotFound,
   type Message,
   type SendMessageRequest,
   type SendMessageResponse,
   type TaskStateName,
 } from '@lib/a2a-protocol';
 import type { TaskServiceConfig } from '@lib/config';
-import { decideAll, type TaskCommand } from '@lib/task-domain';
+import { decideAll, foldTask, taskStreamId, type TaskCommand } from '@lib/task-domain';
 import { Inject, Injectable } from '@nestjs/common';
 import { createHash } from 'node:crypto';
 import { AgentDirectory } from '../agent-directory';
@@ -52,21 +54,60 @@ export class SendMessageHandler {
       // Only the owner may continue a task; anyone else sees TaskNotFound.
       await this.views.get(ctx, message.taskId);
     }
-    const accepted = await this.accept(ctx, request);
+    // A new message to an agent that may answer it with a bare Message opens an exchange (ADR 0009).
+    const mayReply =
+      !message.taskId && (await this.agents.messageReplies(ctx.tenantId, ctx.agentId));
+    const accepted = await this.accept(ctx, request, mayReply);
     const config = request.configuration;
-    const record = config?.returnImmediately
-      ? (accepted.record ?? (await this.views.get(ctx, accepted.taskId)))
-      : await this.watch.waitFor(
-          ctx,
-          accepted.taskId,
-          (r) => settled(r.state as TaskStateName),
-          this.config.BLOCKING_SEND_TIMEOUT_MS,
-          accepted.record,
-        );
+    const read = (): Promise<TaskViewRecord> => this.read(ctx, accepted.taskId);
+    const known = accepted.record;
+    // `returnImmediately` returns the task as accepted, except that an exchange waits for the agent's
+    // answer: until then there is no task to return (ADR 0009).
+    const record =
+      config?.returnImmediately && known && !known.exchange
+        ? known
+        : await this.watch.waitFor(
+            ctx,
+            accepted.taskId,
+            config?.returnImmediately ? answered : (r) => answered(r) && settled(r),
+            this.config.BLOCKING_SEND_TIMEOUT_MS,
+            known,
+            read,
+          );
+    if (record.exchange) {
+      if (record.exchange.reply) {
+        return { result: { message: record.exchange.reply }, version: record.version };
+      }
+      throw new A2aError(
+        'UNAVAILABLE',
+        `the agent has not answered message ${message.messageId} yet; it is accepted: send the same ` +
+          'message again to get the answer',
+        { messageId: message.messageId },
+      );
+    }
     return {
       result: { task: applyHistoryLength(record.task, config?.historyLength) },
       version: record.version,
     };
+  }
+
+  /** The task from the view; else, as an exchange not shown as a task, from its stream (ADR 0009). */
+  private async read(ctx: CallContext, taskId: string): Promise<TaskViewRecord> {
+    const found = await this.views.find(ctx, taskId);
+    if (found) {
+      return found;
+    }
+    const streamId = taskStreamId(ctx.tenantId, taskId);
+    const history = await this.store.readStreams([{ tenantId: ctx.tenantId, streamId }]);
+    const state = foldTask(history.get(streamId)?.events ?? []);
+    if (
+      state.status === 'absent' ||
+      state.agentId !== ctx.agentId ||
+      state.ownerId !== ctx.principalId
+    ) {
+      throw taskNotFound(taskId);
+    }
+    return recordOf(state);
   }
 
   /**
@@ -77,6 +118,7 @@ export class SendMessageHandler {
   private async accept(
     ctx: CallContext,
     request: SendMessageRequest,
+    mayReply: boolean,
   ): Promise<{ taskId: string; record?: TaskViewRecord }> {
     const { message } = request;
     const claim: MessageIdClaim = {
@@ -98,6 +140,7 @@ export class SendMessageHandler {
             ownerId: ctx.principalId,
             message,
             ...(request.metadata ? { metadata: request.metadata } : {}),
+            ...(mayReply ? { mayReply } : {}),
             now,
           };
       const session = this.dispatcher.reserve(ctx.tenantId, ctx.agentId);
@@ -157,6 +200,12 @@ function messageDigest(message: Message): string {
 }
 
 /** A blocking SendMessage returns once the task is terminal or interrupted (§10.4). */
-function settled(state: TaskStateName): boolean {
+function settled(record: TaskViewRecord): boolean {
+  const state = record.state as TaskStateName;
   return isTerminalState(state) || isInterruptedState(state);
+}
+
+/** The agent answered: with a task (every stream of an agent without message replies) or a message. */
+function answered(record: TaskViewRecord): boolean {
+  return !record.exchange || record.exchange.reply !== null;
 }

@@ -291,6 +291,7 @@ export class Dispatcher implements OnApplicationBootstrap, OnModuleDestroy {
         task: a2aPb.Task.fromJSON(after.task),
         message: message ? a2aPb.Message.fromJSON(message) : undefined,
         attempt: after.attempt,
+        mayReply: after.answer.kind === 'pending',
       },
     });
   }

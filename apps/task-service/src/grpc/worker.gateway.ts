@@ -422,7 +422,7 @@ export class WorkerGateway {
  * validated with the same ProtoJSON rules as client input.
  */
 function toWorkerUpdates(request: workerPb.PublishUpdateRequest): WorkerUpdate[] {
-  const own = request.status ?? request.message ?? request.artifact;
+  const own = request.status ?? request.message ?? request.artifact ?? request.reply;
   if (request.updates.length > 0 && own) {
     throw new WorkerUpdateRejected(
       'INVALID_UPDATE',
@@ -446,6 +446,9 @@ function toWorkerUpdate(update: workerPb.ExecutionUpdate): WorkerUpdate {
   if (update.message) {
     return { kind: 'message', message: decodeMessage(a2aPb.Message.toJSON(update.message)) };
   }
+  if (update.reply) {
+    return { kind: 'reply', message: decodeMessage(a2aPb.Message.toJSON(update.reply)) };
+  }
   if (update.artifact?.artifact) {
     return {
       kind: 'artifact',
@@ -456,6 +459,6 @@ function toWorkerUpdate(update: workerPb.ExecutionUpdate): WorkerUpdate {
   }
   throw new WorkerUpdateRejected(
     'INVALID_UPDATE',
-    'the update carries no status, message or artifact',
+    'the update carries no status, message, artifact or reply',
   );
 }

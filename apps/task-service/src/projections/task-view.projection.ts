@@ -1,4 +1,4 @@
-import type { PresentTask, TaskAggregate } from '@lib/task-domain';
+import { shownAsTask, type PresentTask, type TaskAggregate } from '@lib/task-domain';
 import type { PoolClient } from 'pg';
 
 /** A row of `read.task_view`: the task as GetTask/ListTasks serve it, derived only from the task stream. */
@@ -29,14 +29,17 @@ export function taskViewRow(tenantId: string, state: PresentTask): TaskViewRow {
   };
 }
 
-/** Writes the view row of a task stream in the caller's transaction (the inline projection). */
+/**
+ * Writes the view row of a task stream in the caller's transaction (the inline projection); a stream not
+ * shown as a task (an exchange answered by a message, ADR 0009) has none.
+ */
 export async function upsertTaskView(
   client: PoolClient,
   tenantId: string,
   state: TaskAggregate,
   table = 'read.task_view',
 ): Promise<void> {
-  if (state.status === 'absent') {
+  if (state.status === 'absent' || !shownAsTask(state)) {
     return;
   }
   const row = taskViewRow(tenantId, state);

@@ -5,6 +5,7 @@ import {
   withoutArtifacts,
   type ListTasksRequest,
   type ListTasksResponse,
+  type Message,
   type Task,
 } from '@lib/a2a-protocol';
 import { Inject, Injectable } from '@nestjs/common';
@@ -17,6 +18,11 @@ export interface TaskViewRecord {
   task: Task;
   state: string;
   version: number;
+  /**
+   * Set for a stream clients do not see as a task (never from the view): an exchange whose agent has not
+   * answered yet (`reply: null`) or answered with this bare Message (docs/adr/0009-message-replies.md).
+   */
+  exchange?: { reply: Message | null };
 }
 
 /** Reads of the inline task view, always scoped to the caller's tenant, agent and ownership. */

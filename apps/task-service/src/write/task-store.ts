@@ -1,5 +1,6 @@
 import { NOTICE_CHANNEL, type EventMetadata } from '@lib/event-store';
 import {
+  shownAsTask,
   TASK_EVENT_SCHEMA_VERSION,
   type PresentTask,
   type TaskAggregate,
@@ -173,7 +174,11 @@ export class PostgresTaskStore extends TaskStore {
           m: c.metadata,
         })),
       ),
-      views: changes.map((c, i) => {
+      // A stream clients do not see as a task (an exchange answered by a message, ADR 0009) has no view row.
+      views: changes.flatMap((c, i) => {
+        if (!shownAsTask(c.after)) {
+          return [];
+        }
         const row = taskViewRow(c.tenantId, c.after);
         return {
           i,

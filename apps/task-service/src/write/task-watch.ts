@@ -61,7 +61,8 @@ export class TaskWatch implements OnModuleDestroy {
 
   /**
    * Resolves with the caller's task once `done` holds, or with the latest record when `timeoutMs` passes.
-   * `known`: the record the caller already holds (saves the first read).
+   * `known`: the record the caller already holds (saves the first read). `read`: how the record is read
+   * when a change was made elsewhere (default: the task view).
    */
   async waitFor(
     ctx: CallContext,
@@ -69,6 +70,7 @@ export class TaskWatch implements OnModuleDestroy {
     done: (record: TaskViewRecord) => boolean,
     timeoutMs: number,
     known?: TaskViewRecord,
+    read: () => Promise<TaskViewRecord> = () => this.views.get(ctx, taskId),
   ): Promise<TaskViewRecord> {
     const key = watchKey(ctx.tenantId, taskId);
     // What woke the waiter since it last looked: the newest state committed here, or only "it moved".
@@ -100,7 +102,7 @@ export class TaskWatch implements OnModuleDestroy {
     this.waiters.set(key, waiters);
     const deadline = Date.now() + timeoutMs;
     try {
-      let record = this.newest(ctx, taskId, known) ?? (await this.views.get(ctx, taskId));
+      let record = this.newest(ctx, taskId, known) ?? (await read());
       for (;;) {
         box.seen = Math.max(box.seen, record.version);
         const left = deadline - Date.now();
@@ -121,7 +123,7 @@ export class TaskWatch implements OnModuleDestroy {
         record =
           woken?.after && woken.after.version > record.version
             ? recordOf(woken.after)
-            : await this.views.get(ctx, taskId);
+            : await read();
       }
     } finally {
       waiters.delete(waiter);
@@ -145,9 +147,17 @@ export class TaskWatch implements OnModuleDestroy {
   }
 }
 
-/** The task view record of a folded task (the same document the view row holds). */
+/** The task view record of a folded task (the same document the view row holds, if it has one). */
 export function recordOf(state: PresentTask): TaskViewRecord {
-  return { task: state.task, state: state.task.status.state, version: state.version };
+  const record = { task: state.task, state: state.task.status.state, version: state.version };
+  switch (state.answer.kind) {
+    case 'task':
+      return record;
+    case 'pending':
+      return { ...record, exchange: { reply: null } };
+    case 'reply':
+      return { ...record, exchange: { reply: state.answer.message } };
+  }
 }
 
 function watchKey(tenantId: string, taskId: string): string {

@@ -83,6 +83,11 @@ export interface Assignment {
     | undefined;
   /** 1 for the first dispatch of this message, higher after a lost lease was re-dispatched. */
   attempt: number;
+  /**
+   * The message may be answered with `reply` (a bare Message) instead of a task: the agent's definition
+   * declares message replies, the message opened the exchange and nothing was published for it yet.
+   */
+  mayReply: boolean;
 }
 
 /** The client asked to cancel; the worker should stop and publish TASK_STATE_CANCELED. */
@@ -114,6 +119,13 @@ export interface PublishUpdateRequest {
     | ArtifactUpdate
     | undefined;
   /**
+   * Answers the message with a bare Message instead of a task (only when the assignment says `may_reply`,
+   * as the first and only update). The exchange ends with it: the lease too; no task is ever shown.
+   */
+  reply?:
+    | Message
+    | undefined;
+  /**
    * Idempotency key chosen by the worker, the same on every retry of this update: the platform applies an
    * update id at most once per task and answers a repeat with the current version.
    */
@@ -130,6 +142,7 @@ export interface ExecutionUpdate {
   status?: TaskStatus | undefined;
   message?: Message | undefined;
   artifact?: ArtifactUpdate | undefined;
+  reply?: Message | undefined;
 }
 
 export interface ArtifactUpdate {
@@ -733,6 +746,7 @@ function createBaseAssignment(): Assignment {
     task: undefined,
     message: undefined,
     attempt: 0,
+    mayReply: false,
   };
 }
 
@@ -758,6 +772,9 @@ export const Assignment: MessageFns<Assignment> = {
     }
     if (message.attempt !== 0) {
       writer.uint32(56).int32(message.attempt);
+    }
+    if (message.mayReply !== false) {
+      writer.uint32(64).bool(message.mayReply);
     }
     return writer;
   },
@@ -825,6 +842,14 @@ export const Assignment: MessageFns<Assignment> = {
           message.attempt = reader.int32();
           continue;
         }
+        case 8: {
+          if (tag !== 64) {
+            break;
+          }
+
+          message.mayReply = reader.bool();
+          continue;
+        }
       }
       if ((tag & 7) === 4 || tag === 0) {
         break;
@@ -843,6 +868,7 @@ export const Assignment: MessageFns<Assignment> = {
       task: isSet(object.task) ? Task.fromJSON(object.task) : undefined,
       message: isSet(object.message) ? Message.fromJSON(object.message) : undefined,
       attempt: isSet(object.attempt) ? globalThis.Number(object.attempt) : 0,
+      mayReply: isSet(object.mayReply) ? globalThis.Boolean(object.mayReply) : false,
     };
   },
 
@@ -869,6 +895,9 @@ export const Assignment: MessageFns<Assignment> = {
     if (message.attempt !== 0) {
       obj.attempt = Math.round(message.attempt);
     }
+    if (message.mayReply !== false) {
+      obj.mayReply = message.mayReply;
+    }
     return obj;
   },
 
@@ -886,6 +915,7 @@ export const Assignment: MessageFns<Assignment> = {
       ? Message.fromPartial(object.message)
       : undefined;
     message.attempt = object.attempt ?? 0;
+    message.mayReply = object.mayReply ?? false;
     return message;
   },
 };
@@ -1065,6 +1095,7 @@ function createBasePublishUpdateRequest(): PublishUpdateRequest {
     status: undefined,
     message: undefined,
     artifact: undefined,
+    reply: undefined,
     updateId: "",
     updates: [],
   };
@@ -1086,6 +1117,9 @@ export const PublishUpdateRequest: MessageFns<PublishUpdateRequest> = {
     }
     if (message.artifact !== undefined) {
       ArtifactUpdate.encode(message.artifact, writer.uint32(42).fork()).join();
+    }
+    if (message.reply !== undefined) {
+      Message.encode(message.reply, writer.uint32(66).fork()).join();
     }
     if (message.updateId !== "") {
       writer.uint32(50).string(message.updateId);
@@ -1143,6 +1177,14 @@ export const PublishUpdateRequest: MessageFns<PublishUpdateRequest> = {
           message.artifact = ArtifactUpdate.decode(reader, reader.uint32());
           continue;
         }
+        case 8: {
+          if (tag !== 66) {
+            break;
+          }
+
+          message.reply = Message.decode(reader, reader.uint32());
+          continue;
+        }
         case 6: {
           if (tag !== 50) {
             break;
@@ -1175,6 +1217,7 @@ export const PublishUpdateRequest: MessageFns<PublishUpdateRequest> = {
       status: isSet(object.status) ? TaskStatus.fromJSON(object.status) : undefined,
       message: isSet(object.message) ? Message.fromJSON(object.message) : undefined,
       artifact: isSet(object.artifact) ? ArtifactUpdate.fromJSON(object.artifact) : undefined,
+      reply: isSet(object.reply) ? Message.fromJSON(object.reply) : undefined,
       updateId: isSet(object.updateId) ? globalThis.String(object.updateId) : "",
       updates: globalThis.Array.isArray(object?.updates)
         ? object.updates.map((e: any) => ExecutionUpdate.fromJSON(e))
@@ -1198,6 +1241,9 @@ export const PublishUpdateRequest: MessageFns<PublishUpdateRequest> = {
     }
     if (message.artifact !== undefined) {
       obj.artifact = ArtifactUpdate.toJSON(message.artifact);
+    }
+    if (message.reply !== undefined) {
+      obj.reply = Message.toJSON(message.reply);
     }
     if (message.updateId !== "") {
       obj.updateId = message.updateId;
@@ -1224,6 +1270,9 @@ export const PublishUpdateRequest: MessageFns<PublishUpdateRequest> = {
     message.artifact = (object.artifact !== undefined && object.artifact !== null)
       ? ArtifactUpdate.fromPartial(object.artifact)
       : undefined;
+    message.reply = (object.reply !== undefined && object.reply !== null)
+      ? Message.fromPartial(object.reply)
+      : undefined;
     message.updateId = object.updateId ?? "";
     message.updates = object.updates?.map((e) => ExecutionUpdate.fromPartial(e)) || [];
     return message;
@@ -1231,7 +1280,7 @@ export const PublishUpdateRequest: MessageFns<PublishUpdateRequest> = {
 };
 
 function createBaseExecutionUpdate(): ExecutionUpdate {
-  return { status: undefined, message: undefined, artifact: undefined };
+  return { status: undefined, message: undefined, artifact: undefined, reply: undefined };
 }
 
 export const ExecutionUpdate: MessageFns<ExecutionUpdate> = {
@@ -1244,6 +1293,9 @@ export const ExecutionUpdate: MessageFns<ExecutionUpdate> = {
     }
     if (message.artifact !== undefined) {
       ArtifactUpdate.encode(message.artifact, writer.uint32(26).fork()).join();
+    }
+    if (message.reply !== undefined) {
+      Message.encode(message.reply, writer.uint32(34).fork()).join();
     }
     return writer;
   },
@@ -1279,6 +1331,14 @@ export const ExecutionUpdate: MessageFns<ExecutionUpdate> = {
           message.artifact = ArtifactUpdate.decode(reader, reader.uint32());
           continue;
         }
+        case 4: {
+          if (tag !== 34) {
+            break;
+          }
+
+          message.reply = Message.decode(reader, reader.uint32());
+          continue;
+        }
       }
       if ((tag & 7) === 4 || tag === 0) {
         break;
@@ -1293,6 +1353,7 @@ export const ExecutionUpdate: MessageFns<ExecutionUpdate> = {
       status: isSet(object.status) ? TaskStatus.fromJSON(object.status) : undefined,
       message: isSet(object.message) ? Message.fromJSON(object.message) : undefined,
       artifact: isSet(object.artifact) ? ArtifactUpdate.fromJSON(object.artifact) : undefined,
+      reply: isSet(object.reply) ? Message.fromJSON(object.reply) : undefined,
     };
   },
 
@@ -1306,6 +1367,9 @@ export const ExecutionUpdate: MessageFns<ExecutionUpdate> = {
     }
     if (message.artifact !== undefined) {
       obj.artifact = ArtifactUpdate.toJSON(message.artifact);
+    }
+    if (message.reply !== undefined) {
+      obj.reply = Message.toJSON(message.reply);
     }
     return obj;
   },
@@ -1323,6 +1387,9 @@ export const ExecutionUpdate: MessageFns<ExecutionUpdate> = {
       : undefined;
     message.artifact = (object.artifact !== undefined && object.artifact !== null)
       ? ArtifactUpdate.fromPartial(object.artifact)
+      : undefined;
+    message.reply = (object.reply !== undefined && object.reply !== null)
+      ? Message.fromPartial(object.reply)
       : undefined;
     return message;
   },
