@@ -26,6 +26,8 @@ function contextOf(userMessage: Message, history: Message[] = [userMessage]): Re
     userMessage,
     task,
     attempt: 1,
+    // None of these agents declares `messageReplies`.
+    mayReply: false,
     signal: new AbortController().signal,
   };
 }
@@ -43,21 +45,16 @@ function recordingBus(): { bus: ExecutionEventBus; lines: string[] } {
         `artifact ${update.artifact.artifactId}${flags} ${joinedText({ ...agent(''), parts: update.artifact.parts })}`,
       );
     } else {
-      lines.push(`message ${joinedText(update.message)}`);
+      lines.push(`${update.kind} ${joinedText(update.message)}`);
     }
     return Promise.resolve();
   };
+  const agentMessage = (content: string | Part[]): Message =>
+    typeof content === 'string' ? agent(content) : { ...agent(''), parts: content };
   const status = (state: Parameters<ExecutionEventBus['status']>[0], content?: string | Part[]) =>
     record({
       kind: 'status',
-      status:
-        content === undefined
-          ? { state }
-          : {
-              state,
-              message:
-                typeof content === 'string' ? agent(content) : { ...agent(''), parts: content },
-            },
+      status: content === undefined ? { state } : { state, message: agentMessage(content) },
     });
   const bus: ExecutionEventBus = {
     working: (text) => status('TASK_STATE_WORKING', text),
@@ -67,6 +64,7 @@ function recordingBus(): { bus: ExecutionEventBus; lines: string[] } {
     fail: (text) => status('TASK_STATE_FAILED', text),
     cancelled: () => status('TASK_STATE_CANCELED'),
     message: (parts) => record({ kind: 'message', message: { ...agent(''), parts } }),
+    reply: (content) => record({ kind: 'reply', message: agentMessage(content) }),
     artifact: async (chunk) => {
       const artifactId = chunk.artifactId ?? 'generated';
       await record({

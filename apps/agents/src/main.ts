@@ -6,30 +6,34 @@ import { CountdownAgent } from './countdown.agent';
 import { EchoAgent } from './echo.agent';
 import { InterviewAgent } from './interview.agent';
 import { TckAgent } from './tck.agent';
+import { UnitsAgent } from './units.agent';
 
 const AGENTS: Record<ExampleAgentId, () => AgentExecutor> = {
   echo: () => new EchoAgent(),
   interview: () => new InterviewAgent(),
   countdown: () => new CountdownAgent(),
   tck: () => new TckAgent(),
+  units: () => new UnitsAgent(),
 };
 
 /**
  * Tasks at once when WORKER_CONCURRENCY is unset: echo only copies text (its limit is the platform's
- * throughput, not its own work); the others wait on timers and people, 8 is plenty for a demo.
+ * throughput, not its own work); the others wait on timers and people or do a little arithmetic, 8 is
+ * plenty for a demo.
  */
 const DEFAULT_CONCURRENCY: Record<ExampleAgentId, number> = {
   echo: 256,
   interview: 8,
   countdown: 8,
   tck: 8,
+  units: 8,
 };
 
 function isAgentId(name: string | undefined): name is ExampleAgentId {
   return name !== undefined && Object.hasOwn(AGENTS, name);
 }
 
-/** Runs one example agent as a worker: `node dist/apps/agents/src/main.js <echo|interview|countdown|tck>`. */
+/** Runs one example agent as a worker: `node dist/apps/agents/src/main.js <echo|interview|countdown|tck|units>`. */
 async function main(): Promise<number> {
   const agentId = process.argv[2];
   if (!isAgentId(agentId)) {

@@ -9,6 +9,7 @@ export const EXAMPLE_AGENTS = [
   'interview',
   'countdown',
   'tck',
+  'units',
 ] as const satisfies readonly ExampleAgentId[];
 export type ExampleAgent = (typeof EXAMPLE_AGENTS)[number];
 

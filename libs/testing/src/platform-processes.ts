@@ -169,7 +169,7 @@ export async function startStandalone(
   ).start();
   try {
     await proc.waitForOutput(/A2A platform ready/);
-    for (const agent of ['echo', 'interview', 'countdown', 'tck']) {
+    for (const agent of ['echo', 'interview', 'countdown', 'tck', 'units']) {
       await proc.waitForOutput(new RegExp(`serves ${agent}\\b`));
     }
   } catch (error) {
@@ -224,7 +224,7 @@ export async function startIngress(
   };
 }
 
-/** One example agent worker process (`echo`, `interview` or `countdown`). */
+/** One example agent worker process (`echo`, `interview`, `countdown`, `tck` or `units`). */
 export async function startAgentWorker(
   agent: string,
   target: string,

@@ -21,10 +21,16 @@ export type AgentProfile = {
   extendedAgentCard?: boolean;
   /** What the extended card changes: its description and the skills it adds to the public ones. */
   extendedCard?: { description?: string; skills?: AgentProfileSkill[] };
+  /**
+   * The agent may answer a new message with a bare Message (`ExecutionEventBus.reply`) instead of a task
+   * (docs/adr/0009-message-replies.md). Not a card field: the platform then waits for the agent's first
+   * answer before it shows the client a task, even with `returnImmediately`.
+   */
+  messageReplies?: boolean;
 };
 
 /** The ids of the example agents in `apps/agents`. */
-export type ExampleAgentId = 'echo' | 'interview' | 'countdown' | 'tck';
+export type ExampleAgentId = 'echo' | 'interview' | 'countdown' | 'tck' | 'units';
 
 /** The example agents' profiles: the platform seeds them into its registry and builds their cards. */
 export const AGENT_PROFILES: Readonly<Record<ExampleAgentId, AgentProfile>> = {
@@ -111,11 +117,19 @@ export const AGENT_PROFILES: Readonly<Record<ExampleAgentId, AgentProfile>> = {
         name: 'Task outcomes',
         description:
           "messageId prefix 'tck-complete-task' completes with the message 'Hello from TCK', " +
-          "'tck-input-required' stops in TASK_STATE_INPUT_REQUIRED (answer on the same task with another prefix), " +
-          "'tck-reject-task' ends in TASK_STATE_REJECTED and 'tck-message-response' adds the agent message " +
-          "'Direct message response', then completes.",
+          "'tck-input-required' stops in TASK_STATE_INPUT_REQUIRED (answer on the same task with another prefix) " +
+          "and 'tck-reject-task' ends in TASK_STATE_REJECTED.",
         tags: ['tck', 'conformance', 'multi-turn', 'input-required'],
         examples: ['messageId tck-complete-task-1', 'messageId tck-input-required-1'],
+      },
+      {
+        id: 'tck-message-response',
+        name: 'Direct message',
+        description:
+          "messageId prefix 'tck-message-response' is answered with the bare Message 'Direct message " +
+          "response': no task is created (SendMessage returns a message; a stream carries that one message).",
+        tags: ['tck', 'conformance', 'message'],
+        examples: ['messageId tck-message-response-1'],
       },
       {
         id: 'tck-artifacts',
@@ -149,6 +163,8 @@ export const AGENT_PROFILES: Readonly<Record<ExampleAgentId, AgentProfile>> = {
         examples: ['hello'],
       },
     ],
+    // The direct-message scenario answers with a bare Message.
+    messageReplies: true,
     // Declared so that a conformance run exercises GetExtendedAgentCard too: anonymous callers (the TCK
     // sends no credentials) get UNAUTHENTICATED, callers with an API key this card.
     extendedAgentCard: true,
@@ -168,5 +184,38 @@ export const AGENT_PROFILES: Readonly<Record<ExampleAgentId, AgentProfile>> = {
         },
       ],
     },
+  },
+  units: {
+    name: 'Units',
+    description:
+      'Converts lengths, masses and temperatures: a single value is answered with a message, a table ' +
+      'becomes a task with a CSV artifact.',
+    version: '1.0.0',
+    defaultInputModes: ['text/plain'],
+    defaultOutputModes: ['text/plain', 'text/csv', 'application/json'],
+    skills: [
+      {
+        id: 'convert',
+        name: 'Convert a value',
+        description:
+          "'convert 10 km to mi', '10 kg in lb' or '100 c to f' is answered with the bare Message " +
+          "'10 km = 6.2137 mi' (no task is created); on an existing task the same text completes it. Units: " +
+          'km, m, cm, mi, ft, in; kg, g, lb, oz; c, f, k. A message it cannot read is answered with a short ' +
+          'help (on an existing task: TASK_STATE_INPUT_REQUIRED, so the next message is read afresh).',
+        tags: ['example', 'message', 'units'],
+        examples: ['convert 10 km to mi', '10 kg in lb', '100 c to f'],
+      },
+      {
+        id: 'table',
+        name: 'Conversion table',
+        description:
+          "'table km to mi 1..100' or 'table 1-20 kg to lb', optionally with 'step 5', creates a task: " +
+          "WORKING, the artifact 'units-table' (a text/csv part with a header and one row per value, at " +
+          'most 1000 rows, and the same rows as a data part), then COMPLETED.',
+        tags: ['example', 'artifacts', 'csv', 'units'],
+        examples: ['table km to mi 1..100', 'table 1-20 kg to lb', 'table c to f -40..100 step 10'],
+      },
+    ],
+    messageReplies: true,
   },
 };

@@ -159,6 +159,22 @@ const userMessage = (text: string, extra: Record<string, unknown> = {}) => ({
   ...extra,
 });
 
+/** A message the tck agent answers with the bare Message 'Direct message response' (its direct-message scenario). */
+const directMessage = (extra: Record<string, unknown> = {}) =>
+  userMessage('direct', { messageId: `tck-message-response-${randomUUID()}`, ...extra });
+
+/** The tck agent's reply: an agent message in the client's context, belonging to no task. */
+function expectDirectReply(message: unknown, contextId: string): void {
+  const context = JSON.stringify(message);
+  expect(message, context).toMatchObject({
+    role: 'ROLE_AGENT',
+    contextId,
+    parts: [{ text: 'Direct message response' }],
+  });
+  expect(message, context).not.toHaveProperty('taskId');
+  expect((message as { messageId?: string }).messageId, context).toMatch(/.+/);
+}
+
 /** A countdown request: `n` steps of `stepMs` each (apps/agents/src/countdown.agent.ts). */
 const countdown = (n: number, stepMs: number) => userMessage(String(n), { metadata: { stepMs } });
 
@@ -438,6 +454,33 @@ describe.each(BINDINGS)('%s binding', (binding) => {
       expect(taskOf(await call('SendMessage', { message: other })).id).toBe(second.id);
     });
 
+    it('§6 an agent may answer with a bare Message: {"message"} in the context, also with returnImmediately; a retry gets the same message; no task exists for it', async () => {
+      const contextId = `conf-reply-${randomUUID()}`;
+      const message = directMessage({ contextId });
+      const answer = ok<Record<string, unknown>>(
+        await call('SendMessage', { message }, { agent: 'tck' }),
+      );
+      expect(Object.keys(answer), JSON.stringify(answer)).toStrictEqual(['message']);
+      expectDirectReply(answer['message'], contextId);
+      const retried = await call('SendMessage', { message }, { agent: 'tck' });
+      expect(ok(retried), 'an identical retry gets the same reply').toStrictEqual(answer);
+      const immediate = ok<Record<string, unknown>>(
+        await call(
+          'SendMessage',
+          { message: directMessage({ contextId }), configuration: { returnImmediately: true } },
+          { agent: 'tck' },
+        ),
+      );
+      expect(Object.keys(immediate)).toStrictEqual(['message']);
+      expectDirectReply(immediate['message'], contextId);
+      const listedHere = ok<Partial<WireList>>(
+        await call('ListTasks', { contextId }, { agent: 'tck' }),
+      );
+      expect(listedHere.tasks ?? [], 'an exchange answered by a message is no task').toStrictEqual(
+        [],
+      );
+    });
+
     it('§10.3 a message to a terminal task → UNSUPPORTED_OPERATION', async () => {
       const outcome = await call('SendMessage', {
         message: userMessage('again', { taskId: completedEcho.id }),
@@ -696,6 +739,22 @@ describe.each(BINDINGS)('%s binding', (binding) => {
       expect(taskOf(await (answered as Promise<CallOutcome>)).status.state).toBe(
         'TASK_STATE_COMPLETED',
       );
+    });
+
+    it('SendStreamingMessage answered with a bare Message: exactly that one message event, then the stream closes', async () => {
+      const contextId = `conf-reply-${randomUUID()}`;
+      const list = events(
+        await client().stream(
+          'SendStreamingMessage',
+          { message: directMessage({ contextId }) },
+          { agent: 'tck' },
+        ),
+      );
+      expect(
+        list.map((event) => Object.keys(event)),
+        JSON.stringify(list),
+      ).toStrictEqual([['message']]);
+      expectDirectReply(list[0]?.['message'], contextId);
     });
 
     it('SendStreamingMessage ends with the turn: INPUT_REQUIRED closes the stream', async () => {

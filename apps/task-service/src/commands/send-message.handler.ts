@@ -69,7 +69,7 @@ export class SendMessageHandler {
         : await this.watch.waitFor(
             ctx,
             accepted.taskId,
-            config?.returnImmediately ? answered : (r) => answered(r) && settled(r),
+            config?.returnImmediately ? answered : settled,
             this.config.BLOCKING_SEND_TIMEOUT_MS,
             known,
             read,
@@ -199,8 +199,11 @@ function messageDigest(message: Message): string {
   return createHash('sha256').update(canonicalize(message)).digest('hex');
 }
 
-/** A blocking SendMessage returns once the task is terminal or interrupted (§10.4). */
+/** A blocking SendMessage returns once the agent replied, or once its task is terminal or interrupted (§10.4). */
 function settled(record: TaskViewRecord): boolean {
+  if (record.exchange) {
+    return record.exchange.reply !== null;
+  }
   const state = record.state as TaskStateName;
   return isTerminalState(state) || isInterruptedState(state);
 }
