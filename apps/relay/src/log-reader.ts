@@ -40,10 +40,11 @@ export async function readCommittedLog(
   const result = await db.query<Row>(
     `SELECT m.event_id, m.tenant_id, m.stream_id, m.stream_version, m.global_position,
             m.transaction_id::text AS transaction_id, m.event_type, m.schema_version, m.data,
-            m.metadata, m.recorded_at, v.context_id, v.agent_id
+            m.metadata, m.recorded_at, f.data ->> 'contextId' AS context_id,
+            f.data ->> 'agentId' AS agent_id
        FROM events.messages m
-       LEFT JOIN read.task_view v
-         ON v.tenant_id = m.tenant_id AND v.task_id = split_part(m.stream_id, ':', 3)
+       LEFT JOIN events.messages f
+         ON f.tenant_id = m.tenant_id AND f.stream_id = m.stream_id AND f.stream_version = 1
       WHERE (m.transaction_id, m.global_position) > ($1::xid8, $2::bigint)
         AND m.transaction_id < pg_snapshot_xmin(pg_current_snapshot())
       ORDER BY m.transaction_id, m.global_position

@@ -8,7 +8,7 @@ export const TASK_EVENT_RECORD_VERSION = 1;
 /** CloudEvents `source` of every record. */
 export const CLOUDEVENTS_SOURCE = 'a2a-platform';
 
-/** One row of the log as the relay reads it, with the task's context joined in. */
+/** One row of the log as the relay reads it, with the task's agent and context (from its TaskSubmitted). */
 export interface LogRow {
   eventId: string;
   tenantId: string;

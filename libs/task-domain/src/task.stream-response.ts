@@ -11,6 +11,7 @@ export interface TaskRef {
 /**
  * The A2A `StreamResponse` a client watching the task sees for one event (spec digest §4.2, §10.6), or null
  * for platform-internal facts (leases, cancel requests) and for client messages, which streams do not echo.
+ * An agent's reply is the one `message` the client of an exchange got (docs/adr/0009-message-replies.md).
  * The same mapping feeds SSE streams, gRPC streams, the Kafka feed and push notifications.
  */
 export function toStreamResponse(event: TaskEvent, ref: TaskRef): StreamResponse | null {
@@ -48,8 +49,8 @@ export function toStreamResponse(event: TaskEvent, ref: TaskRef): StreamResponse
     case 'TaskLeaseReleased':
       return null;
     case 'AgentReplied':
-      // A reply is the answer to SendMessage itself; no task exists for a stream to follow.
-      return null;
+      // The bare Message the client got (no task exists for a stream to follow; the Kafka feed shows it).
+      return { message: event.data.message };
     default:
       // An event type written by newer code: nothing a client of this version can be shown.
       return null;

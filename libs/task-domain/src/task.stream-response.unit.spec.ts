@@ -47,6 +47,13 @@ describe('toStreamResponse (§10.6)', () => {
     ).toEqual({ message: agent });
   });
 
+  it("maps an agent's reply to the one message the client of the exchange got", () => {
+    const reply = { messageId: 'r1', role: 'ROLE_AGENT' as const, contextId: 'c1', parts: [] };
+    expect(toStreamResponse({ type: 'AgentReplied', data: { message: reply } }, ref)).toEqual({
+      message: reply,
+    });
+  });
+
   it('shows nothing for platform facts and client messages', () => {
     const hidden: TaskEvent[] = [
       { type: 'UserMessageAppended', data: { message: user } },
