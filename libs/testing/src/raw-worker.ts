@@ -136,6 +136,22 @@ export class RawWorker {
     });
   }
 
+  /** Answers the assignment's message with a bare Message instead of a task (`reply`). */
+  publishReply(
+    taskId: string,
+    leaseEpoch: number,
+    message: Message,
+    updateId = '',
+  ): Promise<number> {
+    return this.publish({
+      taskId,
+      leaseEpoch,
+      updateId,
+      updates: [],
+      reply: a2aPb.Message.fromJSON(message),
+    });
+  }
+
   /** Several updates in one request, applied as one change (all or none). */
   publishBatch(
     taskId: string,
