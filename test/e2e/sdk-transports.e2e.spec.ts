@@ -11,6 +11,7 @@ import {
   GetExtendedAgentCardRequest,
   GetTaskRequest,
   ListTasksRequest,
+  Role,
   SubscribeToTaskRequest,
   TaskState,
   type StreamResponse,
@@ -47,7 +48,7 @@ import {
 
 const TENANT = 'demo';
 const API_KEY = 'demo-key';
-const AGENTS = ['echo', 'interview', 'countdown'] as const;
+const AGENTS = ['echo', 'interview', 'countdown', 'units'] as const;
 type Agent = (typeof AGENTS)[number];
 const STREAM_TIMEOUT_MS = 20_000;
 
@@ -194,10 +195,15 @@ beforeAll(async () => {
   platform = await bootStandalone('e2e_sdk_transports');
   await Promise.all(
     SDK_TRANSPORTS.map(async (transport) => {
-      const [echo, interview, countdown] = await Promise.all(
+      const [echo, interview, countdown, units] = await Promise.all(
         AGENTS.map((agent) => sdkClientOver(transport, platform.baseUrl, cardPath(agent), API_KEY)),
       );
-      clients.set(transport, { echo: echo!, interview: interview!, countdown: countdown! });
+      clients.set(transport, {
+        echo: echo!,
+        interview: interview!,
+        countdown: countdown!,
+        units: units!,
+      });
     }),
   );
 });
@@ -345,6 +351,49 @@ describe.each(SDK_TRANSPORTS)('the @a2a-js/sdk client over %s', (transport) => {
     expectOnlyOver(countdown, transport, mark);
     await expectCreatedOver(task.id, transport);
     madeTasks.push({ transport, agent: 'countdown', id: task.id });
+  });
+
+  it('§6 sendMessage answered with a bare Message (units converts one value): the client gets a Message in its context, and no task exists', async () => {
+    const units = sdk(transport, 'units');
+    const mark = units.exchanges.length;
+    const contextId = `sdk-reply-${randomUUID()}`;
+    const result = await units.client.sendMessage(
+      sendRequest(rawUserMessage('convert 10 km to mi', { contextId })),
+    );
+    if (!('messageId' in result)) {
+      expect.fail(`expected a Message, got the task ${result.id}`);
+    }
+    expect(result.role).toBe(Role.ROLE_AGENT);
+    expect(result.contextId).toBe(contextId);
+    expect(result.taskId).toBe('');
+    expect(textOf(result.parts)).toBe('10 km = 6.2137 mi');
+    const listed = await units.client.listTasks(ListTasksRequest.fromJSON({ contextId }));
+    expect(listed.tasks).toStrictEqual([]);
+    expectOnlyOver(units, transport, mark);
+  });
+
+  it('§10.6 sendMessageStream answered with a bare Message: exactly that one message event, then the stream closes', async () => {
+    const units = sdk(transport, 'units');
+    const { events } = await collect(
+      units.client.sendMessageStream(sendRequest(rawUserMessage('100 c in f')), {
+        signal: AbortSignal.timeout(STREAM_TIMEOUT_MS),
+      }),
+    );
+    expect(events.map((event) => event.payload?.$case)).toStrictEqual(['message']);
+    const reply = events[0]?.payload?.$case === 'message' ? events[0].payload.value : undefined;
+    expect(textOf(reply?.parts)).toBe('100 °C = 212 °F');
+    expect(reply?.role).toBe(Role.ROLE_AGENT);
+  });
+
+  it('§6 the same agent answers a table request with a task: COMPLETED with the units-table artifact', async () => {
+    const units = sdk(transport, 'units');
+    const task = asTask(
+      await units.client.sendMessage(sendRequest(rawUserMessage('table km to mi 1..3'))),
+    );
+    expect(stateName(task)).toBe('TASK_STATE_COMPLETED');
+    expect(task.artifacts.map((a) => [a.artifactId, textOf(a.parts)])).toStrictEqual([
+      ['units-table', 'km,mi\n1,0.6214\n2,1.2427\n3,1.8641\n'],
+    ]);
   });
 
   it('§10.6 resubscribeTask on a running countdown: the current task first, then the remaining updates until COMPLETED', async () => {
