@@ -188,6 +188,28 @@ describe.each(BINDINGS)('%s without key, version or tenant', (binding) => {
     expect(outcome).toMatchObject({ ok: false, reason: 'UNAUTHENTICATED' });
   });
 
+  it('the direct-message scenario (tck-message-response) is answered with a bare Message, unary and streaming', async () => {
+    const unary = await clients[binding].call(
+      'SendMessage',
+      scenario(binding, 'tck-message-response'),
+      KIT,
+    );
+    expect(unary, JSON.stringify(unary)).toMatchObject({
+      ok: true,
+      result: { message: { role: 'ROLE_AGENT', parts: [{ text: 'Direct message response' }] } },
+    });
+    expect(Object.keys((unary as { result: object }).result)).toStrictEqual(['message']);
+    const streamed = await clients[binding].stream(
+      'SendStreamingMessage',
+      scenario(binding, 'tck-message-response'),
+      KIT,
+    );
+    expect(streamed.ok).toBe(true);
+    const events = (streamed as { events: Record<string, unknown>[] }).events;
+    expect(events.map((event) => Object.keys(event))).toStrictEqual([['message']]);
+    expect(events[0]?.['message']).toMatchObject({ parts: [{ text: 'Direct message response' }] });
+  });
+
   it('streams a TCK streaming scenario: task first, ends COMPLETED', async () => {
     const outcome = await clients[binding].stream(
       'SendStreamingMessage',
