@@ -49,7 +49,13 @@ export async function startReplica(
 export async function seedTestTenant(
   db: TestDatabase,
   tenantId: string,
-  agents: { agentId: string; onLeaseLost?: 'redispatch' | 'fail'; maxAttempts?: number }[],
+  agents: {
+    agentId: string;
+    onLeaseLost?: 'redispatch' | 'fail';
+    maxAttempts?: number;
+    /** The agent may answer with a bare Message (profile `messageReplies`). */
+    messageReplies?: boolean;
+  }[],
 ): Promise<void> {
   await seedTenant(db.pool, {
     tenantId,
@@ -57,10 +63,15 @@ export async function seedTestTenant(
     apiKeys: [
       { keyId: `${tenantId}-key`, principalId: `${tenantId}-user`, secret: `${tenantId}-key` },
     ],
-    agents: agents.map((a) => ({
+    agents: agents.map(({ messageReplies, ...a }) => ({
       ...a,
       workerSecret: workerSecret(a.agentId, tenantId),
-      profile: { name: a.agentId, description: `${a.agentId} agent`, version: '1.0.0' },
+      profile: {
+        name: a.agentId,
+        description: `${a.agentId} agent`,
+        version: '1.0.0',
+        ...(messageReplies ? { messageReplies } : {}),
+      },
     })),
   });
 }

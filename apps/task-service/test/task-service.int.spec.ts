@@ -2,6 +2,7 @@ import { status as GrpcStatus } from '@grpc/grpc-js';
 import {
   a2aPb,
   type ListTasksResponse,
+  type Message,
   type SendMessageResponse,
   type Task,
   type TaskStateName,
@@ -56,6 +57,7 @@ describe('task-service against real Postgres and gRPC', () => {
       { agentId: 'echo', onLeaseLost: 'redispatch', maxAttempts: 3 },
       { agentId: 'fragile', onLeaseLost: 'fail' },
       { agentId: 'lonely' },
+      { agentId: 'oracle', onLeaseLost: 'redispatch', maxAttempts: 3, messageReplies: true },
     ]);
     await seedTestTenant(db, 'evil', [{ agentId: 'echo' }]);
     replica = await startReplica(db);
@@ -181,6 +183,81 @@ describe('task-service against real Postgres and gRPC', () => {
       [message.messageId],
     );
     expect(submitted.rows[0]?.n).toBe(2);
+  });
+
+  describe('an agent that may answer with a bare Message (docs/adr/0009-message-replies.md)', () => {
+    const oracle: Caller = { tenantId: 'acme', agentId: 'oracle', principalId: 'alice' };
+    const reply = (contextId: string): Message => ({
+      messageId: `reply-${Math.random().toString(36).slice(2)}`,
+      role: 'ROLE_AGENT',
+      contextId,
+      parts: [{ text: '42' }],
+    });
+
+    it('answers SendMessage with the reply, even with returnImmediately; a retry gets it again; no task exists', async () => {
+      const w = await worker('oracle');
+      const message = userMessage('the answer?', { contextId: 'ctx-oracle' });
+      const pending = commands.call<SendMessageResponse>('sendMessage', oracle, {
+        message,
+        configuration: { returnImmediately: true },
+      });
+      const job = await w.nextAssignment();
+      expect(job.mayReply).toBe(true);
+      const answer = reply(job.contextId);
+      await w.publishReply(job.taskId, job.leaseEpoch, answer, 'u1');
+      expect(await pending).toEqual({ message: answer });
+      expect(
+        await commands.call('sendMessage', oracle, { message }),
+        'an identical retry gets the same reply',
+      ).toEqual({ message: answer });
+      await expect(commands.call('getTask', oracle, { id: job.taskId })).rejects.toMatchObject({
+        reason: 'TASK_NOT_FOUND',
+      });
+      const listed = await commands.call<ListTasksResponse>('listTasks', oracle, {
+        contextId: 'ctx-oracle',
+      });
+      expect(listed.tasks).toEqual([]);
+      // The lease ended with the reply: nothing more may be published for it.
+      const late = await w
+        .publishStatus(job.taskId, job.leaseEpoch, { state: 'TASK_STATE_COMPLETED' })
+        .catch((error: unknown) => workerErrorReason(error));
+      expect(late).toBe('LEASE_LOST');
+      w.disconnect();
+    });
+
+    it('becomes a task as soon as the worker reports on it; a reply is then refused as INVALID_UPDATE', async () => {
+      const w = await worker('oracle');
+      const pending = commands.call<SendMessageResponse>('sendMessage', oracle, {
+        message: userMessage('a long job'),
+      });
+      const job = await w.nextAssignment();
+      await w.publishStatus(job.taskId, job.leaseEpoch, { state: 'TASK_STATE_WORKING' });
+      const visible = await commands.call<Task>('getTask', oracle, { id: job.taskId });
+      expect(visible.status.state).toBe('TASK_STATE_WORKING');
+      const refused = await w
+        .publishReply(job.taskId, job.leaseEpoch, reply(job.contextId))
+        .catch((error: unknown) => workerErrorReason(error));
+      expect(refused).toBe('INVALID_UPDATE');
+      await w.publishStatus(job.taskId, job.leaseEpoch, { state: 'TASK_STATE_COMPLETED' });
+      expect(taskOf(await pending).status.state).toBe('TASK_STATE_COMPLETED');
+      w.disconnect();
+    });
+
+    it('refuses a reply from an agent that does not declare message replies (INVALID_UPDATE)', async () => {
+      const w = await worker('echo');
+      const pending = commands.call<SendMessageResponse>('sendMessage', alice, {
+        message: userMessage('no replies here'),
+      });
+      const job = await w.nextAssignment();
+      expect(job.mayReply).toBe(false);
+      const refused = await w
+        .publishReply(job.taskId, job.leaseEpoch, reply(job.contextId))
+        .catch((error: unknown) => workerErrorReason(error));
+      expect(refused).toBe('INVALID_UPDATE');
+      await w.publishStatus(job.taskId, job.leaseEpoch, { state: 'TASK_STATE_COMPLETED' });
+      expect(taskOf(await pending).status.state).toBe('TASK_STATE_COMPLETED');
+      w.disconnect();
+    });
   });
 
   it('continues an INPUT_REQUIRED task with a new assignment on the same task (§10.3)', async () => {
