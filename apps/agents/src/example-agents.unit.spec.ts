@@ -1,6 +1,7 @@
-import type { Message, Part, Task } from '@lib/a2a-protocol';
-import type { ExecutionEventBus, ExecutionUpdate, RequestContext } from '@lib/worker-sdk';
+import type { Message, Task } from '@lib/a2a-protocol';
+import type { RequestContext } from '@lib/worker-sdk';
 import { describe, expect, it } from 'vitest';
+import { recordingBus as recordBus } from '../test/recording-bus';
 import { CountdownAgent, parseCount, parseStepMs } from './countdown.agent';
 import { EchoAgent } from './echo.agent';
 import { greeting, INTERVIEW_QUESTION, InterviewAgent, nextInterviewStep } from './interview.agent';
@@ -32,53 +33,9 @@ function contextOf(userMessage: Message, history: Message[] = [userMessage]): Re
   };
 }
 
-/** Records what an agent publishes, as short lines. */
-function recordingBus(): { bus: ExecutionEventBus; lines: string[] } {
-  const lines: string[] = [];
-  const record = (update: ExecutionUpdate): Promise<void> => {
-    if (update.kind === 'status') {
-      const text = update.status.message ? ` ${joinedText(update.status.message)}` : '';
-      lines.push(`${update.status.state.replace('TASK_STATE_', '')}${text}`);
-    } else if (update.kind === 'artifact') {
-      const flags = `${update.append ? '+' : ''}${update.lastChunk ? '!' : ''}`;
-      lines.push(
-        `artifact ${update.artifact.artifactId}${flags} ${joinedText({ ...agent(''), parts: update.artifact.parts })}`,
-      );
-    } else {
-      lines.push(`${update.kind} ${joinedText(update.message)}`);
-    }
-    return Promise.resolve();
-  };
-  const agentMessage = (content: string | Part[]): Message =>
-    typeof content === 'string' ? agent(content) : { ...agent(''), parts: content };
-  const status = (state: Parameters<ExecutionEventBus['status']>[0], content?: string | Part[]) =>
-    record({
-      kind: 'status',
-      status: content === undefined ? { state } : { state, message: agentMessage(content) },
-    });
-  const bus: ExecutionEventBus = {
-    working: (text) => status('TASK_STATE_WORKING', text),
-    status: (state, message) => status(state, message),
-    inputRequired: (text) => status('TASK_STATE_INPUT_REQUIRED', text),
-    complete: (text) => status('TASK_STATE_COMPLETED', text),
-    fail: (text) => status('TASK_STATE_FAILED', text),
-    cancelled: () => status('TASK_STATE_CANCELED'),
-    message: (parts) => record({ kind: 'message', message: { ...agent(''), parts } }),
-    reply: (content) => record({ kind: 'reply', message: agentMessage(content) }),
-    artifact: async (chunk) => {
-      const artifactId = chunk.artifactId ?? 'generated';
-      await record({
-        kind: 'artifact',
-        artifact: { artifactId, parts: chunk.parts },
-        ...(chunk.append === undefined ? {} : { append: chunk.append }),
-        ...(chunk.lastChunk === undefined ? {} : { lastChunk: chunk.lastChunk }),
-      });
-      return artifactId;
-    },
-    publish: record,
-  };
-  return { bus, lines };
-}
+/** Records what an agent publishes, as short lines; an artifact's parts as their joined text. */
+const recordingBus = () =>
+  recordBus((artifact) => ` ${joinedText({ ...agent(''), parts: artifact.parts })}`);
 
 describe('joinedText', () => {
   it("joins a message's text parts with newlines and skips other parts", () => {

@@ -1,8 +1,9 @@
-import type { Message, Part, Task } from '@lib/a2a-protocol';
-import { AGENT_PROFILES, type ExecutionEventBus, type RequestContext } from '@lib/worker-sdk';
+import type { Message, Task } from '@lib/a2a-protocol';
+import { AGENT_PROFILES, type RequestContext } from '@lib/worker-sdk';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { recordingBus } from '../test/recording-bus';
 import { scenarioFor, stepsFor, TCK_SCENARIOS, TckAgent } from './tck.agent';
 
 /** A message id the way the TCK builds them: `<prefix>-<8 hex session>[-<transport>]`. */
@@ -27,40 +28,6 @@ function contextOf(
     history: [userMessage],
   };
   return { taskId: 't', contextId: 'c', userMessage, task, attempt: 1, signal, mayReply };
-}
-
-const textOf = (parts: readonly Part[]): string =>
-  parts.flatMap((part) => (part.text === undefined ? [] : [part.text])).join('\n');
-
-/** Records what the agent publishes as short lines; artifact parts as JSON, since their kind matters. */
-function recordingBus(): { bus: ExecutionEventBus; lines: string[] } {
-  const lines: string[] = [];
-  const record = (line: string): Promise<void> => {
-    lines.push(line);
-    return Promise.resolve();
-  };
-  const status = (state: string, content?: string | Part[]): Promise<void> => {
-    const text =
-      content === undefined ? '' : typeof content === 'string' ? content : textOf(content);
-    return record(`${state.replace('TASK_STATE_', '')}${text ? ` ${text}` : ''}`);
-  };
-  const bus: ExecutionEventBus = {
-    working: (text) => status('TASK_STATE_WORKING', text),
-    status: (state, message) => status(state, message),
-    inputRequired: (text) => status('TASK_STATE_INPUT_REQUIRED', text),
-    complete: (text) => status('TASK_STATE_COMPLETED', text),
-    fail: (text) => status('TASK_STATE_FAILED', text),
-    cancelled: () => status('TASK_STATE_CANCELED'),
-    message: (parts) => record(`message ${textOf(parts)}`),
-    reply: (content) => record(`reply ${typeof content === 'string' ? content : textOf(content)}`),
-    artifact: async (chunk) => {
-      const flags = `${chunk.append ? '+' : ''}${chunk.lastChunk ? '!' : ''}`;
-      await record(`artifact ${chunk.artifactId}${flags} ${JSON.stringify(chunk.parts)}`);
-      return chunk.artifactId ?? 'generated';
-    },
-    publish: () => Promise.reject(new Error('the TCK agent uses the typed helpers only')),
-  };
-  return { bus, lines };
 }
 
 async function run(messageId: string, agent = new TckAgent(), mayReply = true): Promise<string[]> {

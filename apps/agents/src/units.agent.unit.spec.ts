@@ -1,6 +1,7 @@
-import type { Message, Part, Task } from '@lib/a2a-protocol';
-import { AGENT_PROFILES, type ExecutionEventBus, type RequestContext } from '@lib/worker-sdk';
+import type { Artifact, Message, Task } from '@lib/a2a-protocol';
+import { AGENT_PROFILES, type RequestContext } from '@lib/worker-sdk';
 import { describe, expect, it } from 'vitest';
+import { recordingBus } from '../test/recording-bus';
 import {
   conversionText,
   convert,
@@ -46,67 +47,17 @@ function contextOf(
   };
 }
 
-const textOf = (parts: readonly Part[]): string =>
-  parts.flatMap((part) => (part.text === undefined ? [] : [part.text])).join('\n');
-
-interface PublishedArtifact {
-  artifactId: string | undefined;
-  name: string | undefined;
-  description: string | undefined;
-  lastChunk: boolean | undefined;
-  parts: Part[];
-}
-
-/** Records what the agent publishes as short lines, and each artifact whole (its parts are the point). */
-function recordingBus(): {
-  bus: ExecutionEventBus;
-  lines: string[];
-  artifacts: PublishedArtifact[];
-} {
-  const lines: string[] = [];
-  const artifacts: PublishedArtifact[] = [];
-  const record = (line: string): Promise<void> => {
-    lines.push(line);
-    return Promise.resolve();
-  };
-  const contentOf = (content?: string | Part[]): string =>
-    content === undefined ? '' : typeof content === 'string' ? content : textOf(content);
-  const status = (state: string, content?: string | Part[]): Promise<void> => {
-    const text = contentOf(content);
-    return record(`${state.replace('TASK_STATE_', '')}${text ? ` ${text}` : ''}`);
-  };
-  const bus: ExecutionEventBus = {
-    working: (text) => status('TASK_STATE_WORKING', text),
-    status: (state, message) => status(state, message),
-    inputRequired: (text) => status('TASK_STATE_INPUT_REQUIRED', text),
-    complete: (text) => status('TASK_STATE_COMPLETED', text),
-    fail: (text) => status('TASK_STATE_FAILED', text),
-    cancelled: () => status('TASK_STATE_CANCELED'),
-    message: (parts) => record(`message ${textOf(parts)}`),
-    reply: (message) => record(`reply ${contentOf(message)}`),
-    artifact: async (chunk) => {
-      artifacts.push({
-        artifactId: chunk.artifactId,
-        name: chunk.name,
-        description: chunk.description,
-        lastChunk: chunk.lastChunk,
-        parts: chunk.parts,
-      });
-      await record(`artifact ${chunk.artifactId}${chunk.lastChunk ? '!' : ''}`);
-      return chunk.artifactId ?? 'generated';
-    },
-    publish: () => Promise.reject(new Error('the units agent uses the typed helpers only')),
-  };
-  return { bus, lines, artifacts };
-}
-
+/** Runs the agent: what it published as lines (an artifact without its parts), and the artifacts whole. */
 async function run(
   text: string,
   options: { mayReply: boolean; history?: Message[] },
-): Promise<ReturnType<typeof recordingBus>> {
-  const recording = recordingBus();
-  await new UnitsAgent().execute(contextOf(user(text), options), recording.bus);
-  return recording;
+): Promise<{ lines: string[]; artifacts: Artifact[] }> {
+  const { bus, lines, updates } = recordingBus(() => '');
+  await new UnitsAgent().execute(contextOf(user(text), options), bus);
+  return {
+    lines,
+    artifacts: updates.flatMap((update) => (update.kind === 'artifact' ? [update.artifact] : [])),
+  };
 }
 
 const unitOf = (name: string): Unit => {
@@ -361,7 +312,6 @@ describe('units agent', () => {
         artifactId: 'units-table',
         name: 'units-table',
         description: 'km to mi, 1..3 step 1 (3 rows)',
-        lastChunk: true,
         parts: [
           { text: 'km,mi\n1,0.6214\n2,1.2427\n3,1.8641\n', mediaType: 'text/csv' },
           {

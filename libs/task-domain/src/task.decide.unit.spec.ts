@@ -38,7 +38,8 @@ function message(role: Message['role'], messageId: string, extra: Partial<Messag
   return { messageId, role, parts: [{ text: messageId }], ...extra };
 }
 
-const submitted: TaskEvent = {
+/** The task's first event; `mayReply` makes it an exchange the agent may answer with a bare Message. */
+const submittedEvent = (extra: { mayReply?: true } = {}): TaskEvent => ({
   type: 'TaskSubmitted',
   data: {
     taskId: TASK_ID,
@@ -47,8 +48,11 @@ const submitted: TaskEvent = {
     ownerId: 'usr_1',
     message: message('ROLE_USER', 'm1', { taskId: TASK_ID, contextId: CONTEXT_ID }),
     submittedAt: T0.toISOString(),
+    ...extra,
   },
-};
+});
+
+const submitted = submittedEvent();
 
 const statusUpdated = (state: TaskStateName, msg?: Message, when: Date = NOW): TaskEvent => ({
   type: 'TaskStatusUpdated',
@@ -883,18 +887,7 @@ describe('decide ReleaseLease', () => {
 });
 
 describe('message replies (docs/adr/0009-message-replies.md)', () => {
-  const exchange: TaskEvent = {
-    type: 'TaskSubmitted',
-    data: {
-      taskId: TASK_ID,
-      contextId: CONTEXT_ID,
-      agentId: 'agt_1',
-      ownerId: 'usr_1',
-      message: message('ROLE_USER', 'm1', { taskId: TASK_ID, contextId: CONTEXT_ID }),
-      submittedAt: T0.toISOString(),
-      mayReply: true,
-    },
-  };
+  const exchange = submittedEvent({ mayReply: true });
   const leased = [exchange, leaseGranted(1)];
   const reply = message('ROLE_AGENT', 'r1', { taskId: 'ignored', contextId: 'ignored' });
   const replied: TaskEvent = {

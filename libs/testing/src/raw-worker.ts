@@ -95,11 +95,7 @@ export class RawWorker {
     status: TaskStatus,
     updateId = '',
   ): Promise<number> {
-    return this.publish({
-      taskId,
-      leaseEpoch,
-      updateId,
-      updates: [],
+    return this.publishOne(taskId, leaseEpoch, updateId, {
       status: a2aPb.TaskStatus.fromJSON(status),
     });
   }
@@ -110,11 +106,7 @@ export class RawWorker {
     message: Message,
     updateId = '',
   ): Promise<number> {
-    return this.publish({
-      taskId,
-      leaseEpoch,
-      updateId,
-      updates: [],
+    return this.publishOne(taskId, leaseEpoch, updateId, {
       message: a2aPb.Message.fromJSON(message),
     });
   }
@@ -127,11 +119,7 @@ export class RawWorker {
     lastChunk = true,
     updateId = '',
   ): Promise<number> {
-    return this.publish({
-      taskId,
-      leaseEpoch,
-      updateId,
-      updates: [],
+    return this.publishOne(taskId, leaseEpoch, updateId, {
       artifact: { artifact: a2aPb.Artifact.fromJSON(artifact), append, lastChunk },
     });
   }
@@ -143,13 +131,19 @@ export class RawWorker {
     message: Message,
     updateId = '',
   ): Promise<number> {
-    return this.publish({
-      taskId,
-      leaseEpoch,
-      updateId,
-      updates: [],
+    return this.publishOne(taskId, leaseEpoch, updateId, {
       reply: a2aPb.Message.fromJSON(message),
     });
+  }
+
+  /** One update in the request's own `update` field. */
+  private publishOne(
+    taskId: string,
+    leaseEpoch: number,
+    updateId: string,
+    update: workerPb.ExecutionUpdate,
+  ): Promise<number> {
+    return this.publish({ taskId, leaseEpoch, updateId, updates: [], ...update });
   }
 
   /** Several updates in one request, applied as one change (all or none). */
