@@ -202,6 +202,8 @@ async function until(check: () => boolean, what: string, timeoutMs = 5_000): Pro
 /** An executor whose `execute` reports WORKING and then waits until the test releases it (or it aborts). */
 class GatedExecutor implements AgentExecutor {
   readonly contexts = new Map<string, RequestContext>();
+  /** Tasks whose WORKING the SDK has seen stored (the platform's answer arrived). */
+  readonly working = new Set<string>();
   private readonly gates = new Map<string, { opened: Promise<void>; open: () => void }>();
 
   async execute(
@@ -210,6 +212,7 @@ class GatedExecutor implements AgentExecutor {
   ): Promise<void> {
     this.contexts.set(context.taskId, context);
     await events.working('started');
+    this.working.add(context.taskId);
     const gate = this.gate(context.taskId);
     context.signal.addEventListener('abort', gate.open);
     await gate.opened;
@@ -309,9 +312,11 @@ describe('AgentWorker against a WorkerService', () => {
     for (const taskId of ['t1', 't2', 't3']) {
       platform.assign(taskId);
     }
+    // Answered, not only received: a WORKING still awaiting its answer would hold its task's COMPLETED back
+    // for a call of its own.
     await until(
-      () => ['t1', 't2', 't3'].every((id) => platform.statuses(id).length === 1),
-      'three WORKING',
+      () => ['t1', 't2', 't3'].every((id) => executor.working.has(id)),
+      'three WORKING answered',
     );
     const callsBefore = platform.publishCalls;
     // t2's COMPLETED fails (UNAVAILABLE) and is sent again; the others are applied.

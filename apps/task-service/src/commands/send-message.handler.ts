@@ -60,11 +60,11 @@ export class SendMessageHandler {
     const accepted = await this.accept(ctx, request, mayReply);
     const config = request.configuration;
     const read = (): Promise<TaskViewRecord> => this.read(ctx, accepted.taskId);
-    const known = accepted.record;
     // `returnImmediately` returns the task as accepted, except that an exchange waits for the agent's
     // answer: until then there is no task to return (ADR 0009).
+    const known = accepted.record ?? (config?.returnImmediately ? await read() : undefined);
     const record =
-      config?.returnImmediately && known && !known.exchange
+      config?.returnImmediately && known && answered(known)
         ? known
         : await this.watch.waitFor(
             ctx,

@@ -50,12 +50,20 @@ function setUp(room = 0) {
   const store = new InMemoryTaskStore();
   const writer = new TaskWriter(store, new CountingIds());
   const dispatcher = new FakeDispatcher(room);
-  const agents = { inputModes: () => Promise.resolve(['text/plain']) } as unknown as AgentDirectory;
+  const agents = {
+    inputModes: () => Promise.resolve(['text/plain']),
+    messageReplies: () => Promise.resolve(false),
+  } as unknown as AgentDirectory;
   // The task view as the store's appends left it.
+  const find = (call: CallContext, taskId: string) => {
+    const state = store.views.get(taskStreamId(call.tenantId, taskId));
+    return state ? recordOf(state) : null;
+  };
   const views = {
+    find: (call: CallContext, taskId: string) => Promise.resolve(find(call, taskId)),
     get: (call: CallContext, taskId: string) => {
-      const state = store.views.get(taskStreamId(call.tenantId, taskId));
-      return state ? Promise.resolve(recordOf(state)) : Promise.reject(new Error('not found'));
+      const record = find(call, taskId);
+      return record ? Promise.resolve(record) : Promise.reject(new Error('not found'));
     },
   } as unknown as TaskViews;
   const watch = {} as TaskWatch;
