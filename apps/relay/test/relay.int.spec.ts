@@ -9,7 +9,9 @@
  * transactions and a transaction that took its xid before a younger one committed to the same task; two relays
  * with one RELAY_NAME (one leader, handover on close); a graceful close in the middle of a batch.
  */
-import { ConcurrencyConflict, createPool } from '@lib/event-store';
+import type { Message } from '@lib/a2a-protocol';
+import { appendToStream, ConcurrencyConflict, createPool, withTransaction } from '@lib/event-store';
+import { TASK_EVENT_SCHEMA_VERSION, taskStreamId, type TaskEvent } from '@lib/task-domain';
 import { createTestDatabase, kafkaBrokers, uniqueTopic, type TestDatabase } from '@lib/testing';
 import type { Pool } from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -348,6 +350,58 @@ describe('relay: rolled-back transactions and transactions that take their xid e
     const result = compareTopicToLog(log, records, known);
     expect(result.missing).toEqual([]);
     expect(result.outOfOrder, describeComparison(result)).toEqual([]);
+  }, 60_000);
+
+  it('publishes an exchange answered by a message (no view row) with its agent, context and the reply', async () => {
+    const [task] = newTasks(['acme'], 1, 'units');
+    const { taskId, contextId, agentId } = task!;
+    const reply: Message = {
+      messageId: `reply-${taskId}`,
+      role: 'ROLE_AGENT',
+      contextId,
+      parts: [{ text: '10 km = 6.2137 mi' }],
+    };
+    const exchange: TaskEvent[] = [
+      {
+        type: 'TaskSubmitted',
+        data: {
+          taskId,
+          contextId,
+          agentId,
+          ownerId: 'alice',
+          message: {
+            messageId: `m-${taskId}`,
+            role: 'ROLE_USER',
+            parts: [{ text: '10 km to mi' }],
+          },
+          submittedAt: new Date().toISOString(),
+          mayReply: true,
+        },
+      },
+      { type: 'AgentReplied', data: { message: reply } },
+    ];
+    // As the task-service writes an exchange: events, no task view row.
+    await withTransaction(env.db.pool, (client) =>
+      appendToStream(
+        client,
+        'acme',
+        taskStreamId('acme', taskId),
+        0,
+        exchange.map((event) => ({ event, schemaVersion: TASK_EVENT_SCHEMA_VERSION })),
+        { actor: { kind: 'agent-worker', id: 'relay-test' }, binding: 'test' },
+      ),
+    );
+    await waitForCatchUp(env.db.pool, RELAY_NAME, 30_000);
+    const records = (await readTopic(env.brokers, env.topic, 30_000)).filter(
+      (r) => r.key === taskId,
+    );
+    expect(records.map((r) => r.value?.['type'])).toEqual(['TaskSubmitted', 'AgentReplied']);
+    for (const record of records) {
+      expect(record.value).toMatchObject({ agentId, contextId, taskId });
+    }
+    expect(records[1]?.headers['ce_type']).toBe('dev.a2a-platform.task.AgentReplied.v1');
+    expect(records[1]?.value?.['data']).toEqual({ message: reply });
+    expect(records[1]?.value?.['streamResponse']).toEqual({ message: reply });
   }, 60_000);
 });
 
