@@ -243,6 +243,30 @@ describe('task-service against real Postgres and gRPC', () => {
       w.disconnect();
     });
 
+    it('answers UNAVAILABLE when the agent does not answer in time; the retry gets the reply once it did', async () => {
+      const impatient = await startReplica(db, { BLOCKING_SEND_TIMEOUT_MS: '300' });
+      apps.push(impatient.app);
+      const client = new CommandClient(impatient.commandTarget);
+      try {
+        const message = userMessage('nobody home yet');
+        // No worker of the agent is connected: the exchange waits in the queue.
+        const early = await client.call('sendMessage', oracle, { message }).then(
+          () => 'answered',
+          (error: unknown) => error,
+        );
+        expect(early).toMatchObject({ reason: 'UNAVAILABLE' });
+        expect(String((early as Error).message)).toMatch(/send the same message again/);
+        const w = await worker('oracle');
+        const job = await w.nextAssignment();
+        const answer = reply(job.contextId);
+        await w.publishReply(job.taskId, job.leaseEpoch, answer);
+        expect(await client.call('sendMessage', oracle, { message })).toEqual({ message: answer });
+        w.disconnect();
+      } finally {
+        client.close();
+      }
+    });
+
     it('refuses a reply from an agent that does not declare message replies (INVALID_UPDATE)', async () => {
       const w = await worker('echo');
       const pending = commands.call<SendMessageResponse>('sendMessage', alice, {
