@@ -30,7 +30,9 @@ import { assertAcceptedParts } from './content-types';
  * SendMessage (spec digest §10.3–§10.5): creates a task or continues an interrupted one, durably, before any
  * worker sees it. Idempotent per (tenant, agent, caller, message): the same message (messageId and canonical
  * content) sent again is a retry and gets the first task; another message under a used messageId is a new
- * message (spec digest §6, "Idempotency"). Blocking unless `returnImmediately`.
+ * message (spec digest §6, "Idempotency"). Blocking unless `returnImmediately`. An agent that declares
+ * message replies may answer a new message with a bare Message instead of a task; that is then the result
+ * (docs/adr/0009-message-replies.md).
  */
 @Injectable()
 export class SendMessageHandler {
