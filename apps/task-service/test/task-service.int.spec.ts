@@ -267,6 +267,22 @@ describe('task-service against real Postgres and gRPC', () => {
       }
     });
 
+    it('with returnImmediately, an exchange answered with a task returns the task as accepted (SUBMITTED, before the first update)', async () => {
+      const w = await worker('oracle');
+      const pending = commands.call<SendMessageResponse>('sendMessage', oracle, {
+        message: userMessage('a job'),
+        configuration: { returnImmediately: true },
+      });
+      const job = await w.nextAssignment();
+      await w.publishStatus(job.taskId, job.leaseEpoch, { state: 'TASK_STATE_COMPLETED' });
+      const accepted = taskOf(await pending);
+      expect(accepted.id).toBe(job.taskId);
+      expect(accepted.status.state).toBe('TASK_STATE_SUBMITTED');
+      const now = await commands.call<Task>('getTask', oracle, { id: job.taskId });
+      expect(now.status.state).toBe('TASK_STATE_COMPLETED');
+      w.disconnect();
+    });
+
     it('refuses a reply from an agent that does not declare message replies (INVALID_UPDATE)', async () => {
       const w = await worker('echo');
       const pending = commands.call<SendMessageResponse>('sendMessage', alice, {

@@ -12,7 +12,14 @@ import {
   type TaskStateName,
 } from '@lib/a2a-protocol';
 import type { TaskServiceConfig } from '@lib/config';
-import { decideAll, foldTask, taskStreamId, type TaskCommand } from '@lib/task-domain';
+import {
+  decideAll,
+  evolve,
+  foldTask,
+  initialTaskState,
+  taskStreamId,
+  type TaskCommand,
+} from '@lib/task-domain';
 import { Inject, Injectable } from '@nestjs/common';
 import { createHash } from 'node:crypto';
 import { AgentDirectory } from '../agent-directory';
@@ -65,7 +72,7 @@ export class SendMessageHandler {
     // `returnImmediately` returns the task as accepted, except that an exchange waits for the agent's
     // answer: until then there is no task to return (ADR 0009).
     const known = accepted.record ?? (config?.returnImmediately ? await read() : undefined);
-    const record =
+    let record =
       config?.returnImmediately && known && answered(known)
         ? known
         : await this.watch.waitFor(
@@ -76,6 +83,11 @@ export class SendMessageHandler {
             known,
             read,
           );
+    if (config?.returnImmediately && known?.exchange && !record.exchange) {
+      // Answered with a task: the task as accepted, as for any agent; a stream of it then carries the
+      // agent's first updates too.
+      record = await this.asAccepted(ctx, accepted.taskId);
+    }
     if (record.exchange) {
       if (record.exchange.reply) {
         return { result: { message: record.exchange.reply }, version: record.version };
@@ -110,6 +122,24 @@ export class SendMessageHandler {
       throw taskNotFound(taskId);
     }
     return recordOf(state);
+  }
+
+  /** An exchange the agent answered with a task, as it stood before the agent's first update. */
+  private async asAccepted(ctx: CallContext, taskId: string): Promise<TaskViewRecord> {
+    const streamId = taskStreamId(ctx.tenantId, taskId);
+    const history = await this.store.readStreams([{ tenantId: ctx.tenantId, streamId }]);
+    let state = initialTaskState();
+    for (const event of history.get(streamId)?.events ?? []) {
+      const next = evolve(state, event);
+      if (next.status === 'present' && next.answer.kind === 'task') {
+        break;
+      }
+      state = next;
+    }
+    if (state.status === 'absent') {
+      throw taskNotFound(taskId);
+    }
+    return { task: state.task, state: state.task.status.state, version: state.version };
   }
 
   /**
