@@ -26,14 +26,8 @@ import { request as httpRequest } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import {
-  A2A_DOMAIN,
-  expectRpcError,
-  expectRpcResult,
-  PLATFORM_DOMAIN,
-  rawRpc,
-  request,
-} from './support/json-rpc';
+import { expectRpcError, expectRpcResult, rawRpc, request } from './support/json-rpc';
+import { A2A_DOMAIN, PLATFORM_DOMAIN } from './support/wire';
 
 const RESUMABLE_STREAMS = 'https://a2a-platform.dev/extensions/resumable-streams/v1';
 const cardPath = (agent: string): string => `/agents/demo/${agent}/.well-known/agent-card.json`;

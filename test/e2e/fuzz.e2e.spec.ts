@@ -5,14 +5,7 @@
  * hang, and the log must not move. A fixed seed by default; FUZZ_SEED=<printed seed> reproduces a run,
  * FUZZ_SEED=random explores new inputs.
  */
-import {
-  Client,
-  credentials,
-  status as GrpcStatus,
-  Metadata,
-  type ServiceError,
-  type StatusObject,
-} from '@grpc/grpc-js';
+import { status as GrpcStatus, type Client, type StatusObject } from '@grpc/grpc-js';
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
@@ -24,6 +17,8 @@ import {
   type JsonRpcCase,
   type RestCase,
 } from './support/fuzz-requests';
+import { a2aGrpcClient, rawServerStream, rawUnary } from './support/grpc';
+import { exchange } from './support/http';
 import { bootStandalone, streamsWithGaps, writeCounts, type Standalone } from './support/platform';
 
 const CASES_PER_BINDING = Number(process.env['FUZZ_RUNS'] ?? '3400');
@@ -69,9 +64,7 @@ let grpc: Client;
 
 beforeAll(async () => {
   platform = await bootStandalone('e2e_fuzz', { MAX_BODY_BYTES: String(FUZZ_MAX_BODY_BYTES) });
-  grpc = new Client(platform.grpcTarget, credentials.createInsecure(), {
-    'grpc.max_send_message_length': -1,
-  });
+  grpc = a2aGrpcClient(platform.grpcTarget, { 'grpc.max_send_message_length': -1 });
 });
 
 afterAll(async () => {
@@ -83,24 +76,24 @@ afterAll(async () => {
 type Judgement = string | null;
 
 async function sendJsonRpc(c: JsonRpcCase): Promise<Judgement> {
-  const response = await fetch(`${platform.baseUrl}${c.path}`, {
-    method: 'POST',
-    headers: c.headers,
-    body: c.body,
-    signal: AbortSignal.timeout(REQUEST_TIMEOUT_MS),
-  });
-  const text = await response.text();
-  if (![200, 401, 403, 413].includes(response.status)) {
-    return `HTTP ${response.status}: ${text.slice(0, 300)}`;
+  const { status, text, json } = await exchange(
+    { method: 'POST', url: `${platform.baseUrl}${c.path}`, headers: c.headers, body: c.body },
+    REQUEST_TIMEOUT_MS,
+  );
+  if (![200, 401, 403, 413].includes(status)) {
+    return `HTTP ${status}: ${text.slice(0, 300)}`;
   }
-  let reply: { jsonrpc?: unknown; id?: unknown; result?: unknown; error?: Record<string, unknown> };
-  try {
-    reply = JSON.parse(text) as typeof reply;
-  } catch {
+  if (json === undefined) {
     return `not JSON: ${text.slice(0, 300)}`;
   }
-  const error = reply.error;
-  if (reply.jsonrpc !== '2.0' || 'result' in reply || error === undefined) {
+  const reply = json as {
+    jsonrpc?: unknown;
+    id?: unknown;
+    result?: unknown;
+    error?: Record<string, unknown>;
+  } | null;
+  const error = reply?.error;
+  if (reply?.jsonrpc !== '2.0' || 'result' in reply || error === undefined) {
     return `not a JSON-RPC error envelope: ${text.slice(0, 300)}`;
   }
   if (!JSON_RPC_CODES.has(error['code'] as number) || typeof error['message'] !== 'string') {
@@ -120,85 +113,68 @@ async function sendJsonRpc(c: JsonRpcCase): Promise<Judgement> {
 }
 
 async function sendRest(c: RestCase): Promise<Judgement> {
-  const response = await fetch(`${platform.baseUrl}/agents/demo/echo/rest${c.path}`, {
-    method: c.method,
-    headers: c.headers,
-    ...(c.body === undefined ? {} : { body: c.body }),
-    signal: AbortSignal.timeout(REQUEST_TIMEOUT_MS),
-  });
-  const text = await response.text();
-  if (response.status < 400 || response.status >= 500) {
-    return `HTTP ${response.status}: ${text.slice(0, 300)}`;
+  const { status, text, json } = await exchange(
+    {
+      method: c.method,
+      url: `${platform.baseUrl}/agents/demo/echo/rest${c.path}`,
+      headers: c.headers,
+      body: c.body,
+    },
+    REQUEST_TIMEOUT_MS,
+  );
+  if (status < 400 || status >= 500) {
+    return `HTTP ${status}: ${text.slice(0, 300)}`;
   }
-  let body: { error?: { code?: unknown; status?: unknown; message?: unknown; details?: unknown } };
-  try {
-    body = JSON.parse(text) as typeof body;
-  } catch {
+  if (json === undefined) {
     return `not JSON: ${text.slice(0, 300)}`;
   }
-  const error = body.error;
+  const error = (
+    json as { error?: { code?: unknown; status?: unknown; message?: unknown; details?: unknown } }
+  )?.error;
   if (
     error === undefined ||
-    error.code !== response.status ||
+    error.code !== status ||
     typeof error.status !== 'string' ||
     SERVER_FAULT_NAMES.has(error.status) ||
     typeof error.message !== 'string' ||
     !Array.isArray(error.details)
   ) {
-    return `not a google.rpc.Status error body: ${response.status} ${text.slice(0, 300)}`;
+    return `not a google.rpc.Status error body: ${status} ${text.slice(0, 300)}`;
   }
   return null;
 }
 
-function sendGrpc(c: GrpcCase): Promise<Judgement> {
-  const metadata = new Metadata();
-  for (const [key, value] of Object.entries(c.metadata)) {
-    metadata.set(key, value);
+/** A well-formed refusal: no response message, a status that is no server fault, details when invalid. */
+function judgeGrpc(status: Partial<StatusObject>, messages: number): Judgement {
+  if (messages > 0) {
+    return `${messages} response message(s), status ${String(status.code)}`;
   }
-  const identity = (bytes: Buffer): Buffer => bytes;
-  const options = { deadline: Date.now() + REQUEST_TIMEOUT_MS };
-  const judge = (status: Partial<StatusObject>, messages: number): Judgement => {
-    if (messages > 0) {
-      return `${messages} response message(s), status ${String(status.code)}`;
-    }
-    if (status.code === undefined || SERVER_FAULTS.has(status.code)) {
-      return `status ${String(status.code)} ${status.details ?? ''}`;
-    }
-    if (
-      status.code === GrpcStatus.INVALID_ARGUMENT &&
-      !status.metadata?.get('grpc-status-details-bin').length
-    ) {
-      return `INVALID_ARGUMENT without google.rpc.Status details: ${status.details ?? ''}`;
-    }
-    return null;
+  if (status.code === undefined || SERVER_FAULTS.has(status.code)) {
+    return `status ${String(status.code)} ${status.details ?? ''}`;
+  }
+  if (
+    status.code === GrpcStatus.INVALID_ARGUMENT &&
+    !status.metadata?.get('grpc-status-details-bin').length
+  ) {
+    return `INVALID_ARGUMENT without google.rpc.Status details: ${status.details ?? ''}`;
+  }
+  return null;
+}
+
+async function sendGrpc(c: GrpcCase): Promise<Judgement> {
+  // Exactly the case's metadata: no default key or version.
+  const options = {
+    apiKey: null,
+    version: null,
+    headers: c.metadata,
+    deadlineMs: REQUEST_TIMEOUT_MS,
   };
-  return new Promise((resolve) => {
-    if (c.streaming) {
-      let messages = 0;
-      const call = grpc.makeServerStreamRequest(
-        c.path,
-        identity,
-        identity,
-        c.bytes,
-        metadata,
-        options,
-      );
-      call.on('data', () => (messages += 1));
-      call.on('error', () => undefined);
-      call.on('status', (status: StatusObject) => resolve(judge(status, messages)));
-      return;
-    }
-    grpc.makeUnaryRequest(
-      c.path,
-      identity,
-      identity,
-      c.bytes,
-      metadata,
-      options,
-      (error: ServiceError | null) =>
-        resolve(error === null ? judge({ code: GrpcStatus.OK }, 1) : judge(error, 0)),
-    );
-  });
+  if (c.streaming) {
+    const { messages, error } = await rawServerStream(grpc, c.path, c.bytes, options);
+    return judgeGrpc(error ?? { code: GrpcStatus.OK }, messages.length);
+  }
+  const reply = await rawUnary(grpc, c.path, c.bytes, options);
+  return reply.ok ? judgeGrpc({ code: GrpcStatus.OK }, 1) : judgeGrpc(reply.error, 0);
 }
 
 interface Failure {

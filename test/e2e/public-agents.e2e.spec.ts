@@ -11,13 +11,13 @@ import {
   type BindingClient,
   type BindingName,
   type CallOptions,
-} from './conformance/binding-clients';
+} from './support/binding-clients';
 import { bootStandalone, type Standalone } from './support/platform';
 
 const BINDINGS: BindingName[] = ['JSONRPC', 'HTTP+JSON', 'GRPC'];
 
 /** How the kit calls: the tck agent's own URLs, no key, no A2A-Version. */
-const KIT: CallOptions = { agent: 'tck', apiKey: null, a2aVersion: null };
+const KIT: CallOptions = { agent: 'tck', apiKey: null, version: null };
 
 let platform: Standalone;
 let clients: Record<BindingName, BindingClient>;

@@ -39,9 +39,9 @@ import type { Pool } from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { TaskLogReader } from '../../apps/ingress/src/streaming/task-log';
 import {
-  A2A_DOMAIN,
   eventually,
   expectRpcError,
+  jsonRpcUrl,
   rawRpc,
   rawUserMessage,
   request,
@@ -61,6 +61,7 @@ import {
   type SseConnection,
   type SseFrame,
 } from './support/sse';
+import { A2A_DOMAIN } from './support/wire';
 
 const TENANT = 'demo';
 const API_KEY = 'demo-key';
@@ -813,8 +814,7 @@ describe('across replicas: ingress I1 → task-service A only, I2 → B only, wo
   const processes: PlatformProcess[] = [];
   let i1: string;
   let i2: string;
-  const endpoint = (base: string, agent: string): string =>
-    `${base}/agents/${TENANT}/${agent}/jsonrpc`;
+  const endpoint = (base: string, agent: string): string => jsonRpcUrl(base, TENANT, agent);
 
   beforeAll(async () => {
     db = await createTestDatabase('e2e_streaming_replicas');

@@ -8,13 +8,11 @@ import { GetTaskRequest, ListTasksRequest } from '@a2a-js/sdk';
 import type { ListTasksResponse, Task as WireTask } from '@lib/a2a-protocol';
 import { seedTenant } from '@lib/tenancy';
 import { startAgentWorker, type PlatformProcess } from '@lib/testing';
-import { AGENT_PROFILES } from '@lib/worker-sdk';
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   expectRpcError,
   listResult,
-  PLATFORM_DOMAIN,
   rawRpc,
   rawUserMessage,
   request,
@@ -23,8 +21,9 @@ import {
   withoutTaskId,
   type RawOptions,
 } from './support/json-rpc';
-import { bootStandalone, taskEvents, type Standalone } from './support/platform';
+import { bootStandalone, seedAcme, taskEvents, type Standalone } from './support/platform';
 import { asTask, sdkClientFromCard, sendRequest, stateName, textOf } from './support/sdk-client';
+import { PLATFORM_DOMAIN } from './support/wire';
 
 const DEMO_KEY = 'demo-key';
 const ACME_KEY = `acme-key-${randomUUID()}`;
@@ -47,12 +46,7 @@ const demoEventCounts = new Map<string, number>();
 
 beforeAll(async () => {
   platform = await bootStandalone('e2e_tenancy');
-  await seedTenant(platform.db.pool, {
-    tenantId: 'acme',
-    displayName: 'Acme Corp',
-    apiKeys: [{ keyId: 'acme-default', principalId: 'acme-user', secret: ACME_KEY }],
-    agents: [{ agentId: 'echo', profile: AGENT_PROFILES.echo, workerSecret: ACME_WORKER_SECRET }],
-  });
+  await seedAcme(platform.db.pool, ACME_KEY, ACME_WORKER_SECRET);
   await seedTenant(platform.db.pool, {
     tenantId: 'demo',
     displayName: 'Demo tenant',

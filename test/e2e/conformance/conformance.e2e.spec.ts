@@ -2,12 +2,13 @@
  * One conformance table run against all three bindings (spec digest §2, §6–§10, §13 "Multi-transport
  * equivalence"): JSON-RPC, HTTP+JSON and gRPC on the standalone platform. Every expected value is written
  * here from the spec digest (the v1.0.1 column of §9.1, the JSON-RPC codes of §7.4), never read from the
- * platform's own mapping tables.
+ * platform's own mapping tables. The requests the platform must refuse are tables of their own: each row is
+ * checked alone, and the last row of each binding sends them all again to prove that none of them changed
+ * anything (§10.13).
  */
+import { AGENT_PROFILES } from '@lib/worker-sdk';
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { A2A_DOMAIN, PLATFORM_DOMAIN } from '../support/json-rpc';
-import { bootStandalone, type Standalone } from '../support/platform';
 import {
   bindingClients,
   rawField,
@@ -18,7 +19,16 @@ import {
   type ErrorOutcome,
   type StreamOutcome,
   type UnaryRpc,
-} from './binding-clients';
+} from '../support/binding-clients';
+import { eventually } from '../support/json-rpc';
+import {
+  bootStandalone,
+  seedAcme,
+  taskEvents,
+  writeCounts,
+  type Standalone,
+} from '../support/platform';
+import { A2A_DOMAIN, PLATFORM_DOMAIN } from '../support/wire';
 
 const BINDINGS: readonly BindingName[] = ['JSONRPC', 'HTTP+JSON', 'GRPC'];
 const REQUIRED_EXTENSION = 'https://example.com/ext/required/v1';
@@ -28,6 +38,10 @@ const STRICT_AGENT = 'strict';
 const UNCONFIGURED_AGENT = 'unconfigured';
 /** An optional extension every example agent declares (see the agent cards). */
 const RESUMABLE_STREAMS = 'https://a2a-platform.dev/extensions/resumable-streams/v1';
+/** A second tenant with an echo agent of its own (no worker), for the cross-tenant rows. */
+const ACME_KEY = `acme-key-${randomUUID()}`;
+/** Long enough that a CANCELED seen within seconds can only come from the worker, not the deadline. */
+const CANCEL_GRACE_MS = 20_000;
 
 /** How each binding reports an error (spec digest §7.4, §8.3, §8b, §9.1 v1.0.1 column). */
 interface SpecWire {
@@ -127,12 +141,20 @@ const A2A_REASONS: ReadonlySet<ExpectedReason> = new Set([
   'VERSION_NOT_SUPPORTED',
 ]);
 
+interface WireMessage {
+  messageId: string;
+  role: string;
+  parts: { text?: string }[];
+  taskId?: string;
+  contextId?: string;
+}
+
 interface WireTask {
   id: string;
   contextId: string;
-  status: { state: string; timestamp?: string; message?: unknown };
-  artifacts?: { artifactId: string; parts: { text?: string }[] }[];
-  history?: { messageId: string; role: string }[];
+  status: { state: string; timestamp?: string; message?: WireMessage };
+  artifacts?: { artifactId: string; name?: string; parts: { text?: string }[] }[];
+  history?: WireMessage[];
 }
 
 interface WireList {
@@ -151,6 +173,9 @@ let completedEcho: WireTask;
 let listed: WireTask[];
 let listContext: string;
 let echoCard: { name: string; capabilities?: { extendedAgentCard?: boolean } };
+/** Interview tasks made once through JSON-RPC: one answered (three messages of history), one waiting. */
+let completedInterview: WireTask;
+let waitingInterview: WireTask;
 
 const userMessage = (text: string, extra: Record<string, unknown> = {}) => ({
   messageId: `conf-${randomUUID()}`,
@@ -289,6 +314,32 @@ function expectTaskStream(list: Record<string, unknown>[], terminal: string): st
   return task.id;
 }
 
+/** The texts of a task's history, oldest first. */
+const historyTexts = (task: WireTask): string[] | undefined =>
+  task.history?.map((m) => m.parts.map((p) => p.text ?? '').join(''));
+
+/** An outcome with every occurrence of `id` replaced, to compare the outcomes of two ids. */
+const withoutId = (outcome: CallOutcome | StreamOutcome, id: string): unknown =>
+  JSON.parse(JSON.stringify(outcome).split(id).join('<id>'));
+
+/**
+ * A request the platform must refuse (spec digest §9.1), and how: `send` gets a fresh id no task has, for
+ * the rows about unknown ids; `metadata` gets the same id.
+ */
+interface Refusal {
+  title: string;
+  send: (unknownId: string) => Promise<CallOutcome | StreamOutcome>;
+  reason: ExpectedReason;
+  fields?: string[];
+  metadata?: (unknownId: string) => Record<string, string>;
+}
+
+/** The refusal of a request naming a task id no task has: TASK_NOT_FOUND naming that id. */
+const unknownTask = (
+  title: string,
+  send: (unknownId: string) => Promise<CallOutcome | StreamOutcome>,
+): Refusal => ({ title, send, reason: 'TASK_NOT_FOUND', metadata: (taskId) => ({ taskId }) });
+
 /** The outcome without what only the wire can differ in (status codes); everything else must match. */
 function portable(outcome: CallOutcome | StreamOutcome): unknown {
   if (outcome.ok) {
@@ -319,7 +370,9 @@ function withoutSignatureBytes(outcome: CallOutcome): CallOutcome {
 }
 
 beforeAll(async () => {
-  platform = await bootStandalone('e2e_conformance');
+  platform = await bootStandalone('e2e_conformance', {
+    CANCEL_GRACE_MS: String(CANCEL_GRACE_MS),
+  });
   const made = bindingClients(platform);
   clients = made.clients;
   closeClients = made.close;
@@ -338,9 +391,24 @@ beforeAll(async () => {
       ),
     );
   }
-  expect([completedEcho, ...listed].map((t) => t.status.state)).toStrictEqual(
-    Array(4).fill('TASK_STATE_COMPLETED'),
+  const interview = { agent: 'interview' };
+  const asked = taskOf(
+    await jsonRpc.call('SendMessage', { message: userMessage('Hello') }, interview),
   );
+  completedInterview = taskOf(
+    await jsonRpc.call(
+      'SendMessage',
+      { message: userMessage('Grace', { taskId: asked.id }) },
+      interview,
+    ),
+  );
+  waitingInterview = taskOf(
+    await jsonRpc.call('SendMessage', { message: userMessage('Hi again') }, interview),
+  );
+  expect(
+    [completedEcho, ...listed, completedInterview, waitingInterview].map((t) => t.status.state),
+  ).toStrictEqual([...Array(5).fill('TASK_STATE_COMPLETED'), 'TASK_STATE_INPUT_REQUIRED']);
+  await seedAcme(platform.db.pool, ACME_KEY);
   const echo = await platform.db.pool.query<{ profile: Record<string, unknown> }>(
     `SELECT profile FROM ops.agents WHERE tenant_id = 'demo' AND agent_id = 'echo'`,
   );
@@ -376,21 +444,39 @@ describe.each(BINDINGS)('%s binding', (binding) => {
   const call = (method: UnaryRpc, params: Record<string, unknown>, options?: CallOptions) =>
     client().call(method, params, options);
 
+  /** Every refusal row of this binding, for the last row (they must change nothing). */
+  const refusals: Refusal[] = [];
+  /** Rows that are refusals: each is checked here, and sent again by the last row. */
+  const refused = (rows: Refusal[]): void => {
+    refusals.push(...rows);
+    it.each(rows.map((row) => [row.title, row] as const))('%s', async (_title, row) => {
+      const unknownId = randomUUID();
+      expectError(await row.send(unknownId), binding, row.reason, {
+        fields: row.fields,
+        metadata: row.metadata?.(unknownId),
+      });
+    });
+  };
+
   describe('SendMessage (§6, §10.3–§10.5)', () => {
     it('§10.4 blocking by default: echo answers {"task"} COMPLETED with its artifact and the user message in history', async () => {
       const message = userMessage('hello conformance');
-      const task = taskOf(await call('SendMessage', { message }));
+      const outcome = await call('SendMessage', { message });
+      const task = taskOf(outcome);
       expect(task.id).toMatch(/\S/);
       expect(task.contextId).toMatch(/\S/);
       expect(task.status.state).toBe('TASK_STATE_COMPLETED');
       expect(task.status.timestamp).toMatch(/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?Z$/);
-      expect(task.artifacts?.map((a) => a.parts.map((p) => p.text))).toStrictEqual([
-        ['hello conformance'],
-      ]);
+      expect(
+        task.artifacts?.map((a) => [a.artifactId, a.name, a.parts.map((p) => p.text)]),
+      ).toStrictEqual([['echo', 'echo', ['hello conformance']]]);
       expect(task.history?.map((m) => m.messageId)).toContain(message.messageId);
+      expect(task.history?.[0]?.role).toBe('ROLE_USER');
+      // ProtoJSON (§3): enum names, no 0.3 `kind` discriminator anywhere.
+      expect(JSON.stringify(ok(outcome))).not.toContain('"kind"');
     });
 
-    it('§10.4 returnImmediately: the task comes back before it is done', async () => {
+    it('§10.4 returnImmediately: the task comes back before it is done; GetTask then sees it COMPLETED with every chunk', async () => {
       const task = taskOf(
         await call(
           'SendMessage',
@@ -399,6 +485,16 @@ describe.each(BINDINGS)('%s binding', (binding) => {
         ),
       );
       expect(['TASK_STATE_SUBMITTED', 'TASK_STATE_WORKING']).toContain(task.status.state);
+      const done = await eventually(
+        async () => ok<WireTask>(await call('GetTask', { id: task.id }, { agent: 'countdown' })),
+        (t) => t.status.state !== 'TASK_STATE_SUBMITTED' && t.status.state !== 'TASK_STATE_WORKING',
+      );
+      expect(done.status.state).toBe('TASK_STATE_COMPLETED');
+      expect(done.contextId).toBe(task.contextId);
+      expect(done.artifacts?.map((a) => [a.artifactId, a.parts.map((p) => p.text)])).toStrictEqual([
+        ['countdown', ['3', '2', '1']],
+      ]);
+      expect(done.status.message?.parts.map((p) => p.text)).toStrictEqual(['Counted down from 3.']);
     });
 
     it('§10.5 historyLength on SendMessage: 0 omits history, 1 keeps at most one message, absent keeps all', async () => {
@@ -442,6 +538,31 @@ describe.each(BINDINGS)('%s binding', (binding) => {
       expect(done.artifacts?.[0]?.parts[0]?.text).toBe('Nice to meet you, Ada!');
     });
 
+    it('§10.3 continuing with the taskId alone: the server infers the contextId; the history holds the question and both turns, all of this task', async () => {
+      const interview = { agent: 'interview' };
+      const asked = taskOf(
+        await call('SendMessage', { message: userMessage('Hi there') }, interview),
+      );
+      expect(asked.status.state).toBe('TASK_STATE_INPUT_REQUIRED');
+      expect(asked.status.message).toMatchObject({
+        role: 'ROLE_AGENT',
+        parts: [{ text: 'What is your name?' }],
+      });
+      const done = taskOf(
+        await call('SendMessage', { message: userMessage('Ada', { taskId: asked.id }) }, interview),
+      );
+      expect(done.id).toBe(asked.id);
+      expect(done.contextId).toBe(asked.contextId);
+      expect(done.status.state).toBe('TASK_STATE_COMPLETED');
+      expect(done.artifacts?.map((a) => [a.artifactId, a.parts.map((p) => p.text)])).toStrictEqual([
+        ['greeting', ['Nice to meet you, Ada!']],
+      ]);
+      expect(historyTexts(done)).toStrictEqual(['Hi there', 'What is your name?', 'Ada']);
+      for (const message of done.history ?? []) {
+        expect(message).toMatchObject({ taskId: asked.id, contextId: asked.contextId });
+      }
+    });
+
     it('§6 idempotency: the same message again is a retry (its first task); another message under the same messageId is a new task', async () => {
       const message = userMessage('once');
       const first = taskOf(await call('SendMessage', { message }));
@@ -452,6 +573,41 @@ describe.each(BINDINGS)('%s binding', (binding) => {
       expect(second.status.state).toBe('TASK_STATE_COMPLETED');
       expect(second.artifacts?.[0]?.parts[0]?.text).toBe('twice');
       expect(taskOf(await call('SendMessage', { message: other })).id).toBe(second.id);
+    });
+
+    it('§6 idempotency under concurrency: three concurrent sends of one new message make one task', async () => {
+      const contextId = `conf-idem-${randomUUID()}`;
+      const message = userMessage('at once', { contextId });
+      const sent = await Promise.all([1, 2, 3].map(() => call('SendMessage', { message })));
+      const ids = [...new Set(sent.map((outcome) => taskOf(outcome).id))];
+      expect(ids).toHaveLength(1);
+      const listedHere = ok<WireList>(await call('ListTasks', { contextId }));
+      expect(listedHere.tasks.map((t) => t.id)).toStrictEqual(ids);
+      expect(listedHere.totalSize).toBe(1);
+      const views = await platform.db.pool.query(
+        `SELECT count(*)::int AS n FROM read.task_view WHERE tenant_id = 'demo' AND context_id = $1`,
+        [contextId],
+      );
+      expect(views.rows).toStrictEqual([{ n: 1 }]);
+    });
+
+    it('§6 a messageId used before on another agent starts a task of its own there (or is INVALID_PARAMS naming message.messageId), never TASK_NOT_FOUND', async () => {
+      const messageId = `conf-shared-${randomUUID()}`;
+      const onEcho = taskOf(
+        await call('SendMessage', { message: userMessage('first', { messageId }) }),
+      );
+      const outcome = await call(
+        'SendMessage',
+        { message: userMessage('second', { messageId }) },
+        { agent: 'interview' },
+      );
+      if (outcome.ok) {
+        const task = taskOf(outcome);
+        expect(task.status.state).toBe('TASK_STATE_INPUT_REQUIRED');
+        expect(task.id).not.toBe(onEcho.id);
+      } else {
+        expectError(outcome, binding, 'INVALID_PARAMS', { fields: ['message.messageId'] });
+      }
     });
 
     it('§6 an agent may answer with a bare Message: {"message"} in the context, also with returnImmediately; a retry gets the same message; no task exists for it', async () => {
@@ -481,41 +637,54 @@ describe.each(BINDINGS)('%s binding', (binding) => {
       );
     });
 
-    it('§10.3 a message to a terminal task → UNSUPPORTED_OPERATION', async () => {
-      const outcome = await call('SendMessage', {
-        message: userMessage('again', { taskId: completedEcho.id }),
-      });
-      expectError(outcome, binding, 'UNSUPPORTED_OPERATION');
-    });
-
-    it('§6 a part whose mediaType the agent does not accept → CONTENT_TYPE_NOT_SUPPORTED', async () => {
-      const outcome = await call('SendMessage', {
-        message: {
-          ...userMessage('x'),
-          parts: [{ text: 'x', mediaType: 'application/x-unsupported-by-echo' }],
-        },
-      });
-      expectError(outcome, binding, 'CONTENT_TYPE_NOT_SUPPORTED');
-    });
-
-    it('§10.3 a message naming an unknown taskId → TASK_NOT_FOUND', async () => {
-      const taskId = randomUUID();
-      const outcome = await call('SendMessage', { message: userMessage('x', { taskId }) });
-      expectError(outcome, binding, 'TASK_NOT_FOUND', { metadata: { taskId } });
-    });
-
-    it('§10.3 a contextId other than the task’s → INVALID_PARAMS', async () => {
-      const asked = taskOf(
-        await call('SendMessage', { message: userMessage('Hi') }, { agent: 'interview' }),
-      );
-      expect(asked.status.state).toBe('TASK_STATE_INPUT_REQUIRED');
-      const outcome = await call(
-        'SendMessage',
-        { message: userMessage('Bob', { taskId: asked.id, contextId: `other-${randomUUID()}` }) },
-        { agent: 'interview' },
-      );
-      expectError(outcome, binding, 'INVALID_PARAMS');
-    });
+    const unsupported = 'application/x-unsupported-by-echo';
+    refused([
+      {
+        title: '§10.3 a message to a terminal task → UNSUPPORTED_OPERATION',
+        send: () =>
+          call('SendMessage', { message: userMessage('again', { taskId: completedEcho.id }) }),
+        reason: 'UNSUPPORTED_OPERATION',
+        metadata: () => ({ taskId: completedEcho.id }),
+      },
+      {
+        title: '§6 a part whose mediaType the agent does not accept → CONTENT_TYPE_NOT_SUPPORTED',
+        send: () =>
+          call('SendMessage', {
+            message: { ...userMessage('x'), parts: [{ text: 'x', mediaType: unsupported }] },
+          }),
+        reason: 'CONTENT_TYPE_NOT_SUPPORTED',
+        metadata: () => ({ mediaType: unsupported }),
+      },
+      unknownTask('§10.3 a message naming an unknown taskId → TASK_NOT_FOUND', (taskId) =>
+        call('SendMessage', { message: userMessage('x', { taskId }) }),
+      ),
+      {
+        title: '§10.3 a contextId other than the task’s → INVALID_PARAMS naming message.contextId',
+        send: () =>
+          call(
+            'SendMessage',
+            {
+              message: userMessage('Bob', {
+                taskId: waitingInterview.id,
+                contextId: `other-${randomUUID()}`,
+              }),
+            },
+            { agent: 'interview' },
+          ),
+        reason: 'INVALID_PARAMS',
+        fields: ['message.contextId'],
+      },
+      {
+        title: '§10.5 a negative configuration.historyLength → INVALID_PARAMS naming it',
+        send: () =>
+          call('SendMessage', {
+            message: userMessage('x'),
+            configuration: { historyLength: -1 },
+          }),
+        reason: 'INVALID_PARAMS',
+        fields: ['configuration.historyLength'],
+      },
+    ]);
   });
 
   describe('GetTask (§6, §10.5)', () => {
@@ -535,21 +704,31 @@ describe.each(BINDINGS)('%s binding', (binding) => {
       expect(many.history).toStrictEqual(all.history);
     });
 
-    it('an unknown id → TASK_NOT_FOUND', async () => {
-      const id = randomUUID();
-      expectError(await call('GetTask', { id }), binding, 'TASK_NOT_FOUND', {
-        metadata: { taskId: id },
-      });
+    it('§10.5 historyLength on a history of three messages: 0 none, 1 and 2 the newest, a large value all', async () => {
+      const id = completedInterview.id;
+      const texts = async (historyLength?: number): Promise<string[] | undefined> => {
+        const params = historyLength === undefined ? { id } : { id, historyLength };
+        const task = ok<WireTask>(await call('GetTask', params, { agent: 'interview' }));
+        expect(task.id).toBe(id);
+        return historyTexts(task);
+      };
+      const all = ['Hello', 'What is your name?', 'Grace'];
+      expect(await texts()).toStrictEqual(all);
+      expect(await texts(0)).toBeUndefined();
+      expect(await texts(1)).toStrictEqual(['Grace']);
+      expect(await texts(2)).toStrictEqual(['What is your name?', 'Grace']);
+      expect(await texts(1_000)).toStrictEqual(all);
     });
 
-    it('§10.5 a negative historyLength → INVALID_PARAMS naming historyLength', async () => {
-      expectError(
-        await call('GetTask', { id: completedEcho.id, historyLength: -1 }),
-        binding,
-        'INVALID_PARAMS',
-        { fields: ['historyLength'] },
-      );
-    });
+    refused([
+      unknownTask('an unknown id → TASK_NOT_FOUND', (id) => call('GetTask', { id })),
+      {
+        title: '§10.5 a negative historyLength → INVALID_PARAMS naming historyLength',
+        send: () => call('GetTask', { id: completedEcho.id, historyLength: -1 }),
+        reason: 'INVALID_PARAMS',
+        fields: ['historyLength'],
+      },
+    ]);
   });
 
   describe('ListTasks (§10.7)', () => {
@@ -567,6 +746,20 @@ describe.each(BINDINGS)('%s binding', (binding) => {
       }
     });
 
+    it('without filters: pageSize 50, totalSize counts every task of the caller on the agent, the page holds the newest of them', async () => {
+      const list = ok<WireList>(await call('ListTasks', {}));
+      const visible = await platform.db.pool.query<{ n: number }>(
+        `SELECT count(*)::int AS n FROM read.task_view
+          WHERE tenant_id = 'demo' AND agent_id = 'echo' AND owner_id = 'demo-user'`,
+      );
+      const total = visible.rows[0]!.n;
+      expect(total).toBeGreaterThanOrEqual(4);
+      expect(list.pageSize).toBe(50);
+      expect(list.totalSize).toBe(total);
+      expect(list.tasks).toHaveLength(Math.min(50, total));
+      expect(list.nextPageToken === '').toBe(total <= 50);
+    });
+
     it('cursor navigation: pageSize 2, then the nextPageToken', async () => {
       const first = ok<WireList>(await call('ListTasks', { contextId: listContext, pageSize: 2 }));
       expect(first).toMatchObject({ pageSize: 2, totalSize: 3 });
@@ -579,8 +772,30 @@ describe.each(BINDINGS)('%s binding', (binding) => {
           pageToken: first.nextPageToken,
         }),
       );
-      expect(second).toMatchObject({ totalSize: 3, nextPageToken: '' });
+      expect(second).toMatchObject({ pageSize: 2, totalSize: 3, nextPageToken: '' });
       expect(ids(second)).toStrictEqual(newestFirst().slice(2));
+    });
+
+    it('a full cursor walk (pageSize 3) over every task of the agent: each task once, newest first, as many as totalSize', async () => {
+      const seen: WireTask[] = [];
+      let pageToken = '';
+      let totalSize = -1;
+      for (let page = 0; page < 200; page++) {
+        const list = ok<WireList>(
+          await call('ListTasks', { pageSize: 3, ...(pageToken === '' ? {} : { pageToken }) }),
+        );
+        totalSize = list.totalSize;
+        seen.push(...list.tasks);
+        pageToken = list.nextPageToken;
+        if (pageToken === '') {
+          break;
+        }
+      }
+      expect(pageToken).toBe('');
+      expect(seen).toHaveLength(totalSize);
+      expect(new Set(seen.map((t) => t.id)).size).toBe(totalSize);
+      const stamps = seen.map((t) => Date.parse(t.status.timestamp ?? ''));
+      expect(stamps).toStrictEqual([...stamps].sort((a, b) => b - a));
     });
 
     it('filters: status, and statusTimestampAfter keeps tasks at or after the instant', async () => {
@@ -602,7 +817,65 @@ describe.each(BINDINGS)('%s binding', (binding) => {
       expect(after.totalSize).toBe(2);
     });
 
-    it('includeArtifacts: true puts each task’s artifacts back', async () => {
+    it('filters alone and combined: each state of a context, a state across contexts, status with statusTimestampAfter, a future instant', async () => {
+      const interview = { agent: 'interview' };
+      const contextId = `conf-filter-${randomUUID()}`;
+      const waiting = taskOf(
+        await call('SendMessage', { message: userMessage('a', { contextId }) }, interview),
+      );
+      const answered = taskOf(
+        await call('SendMessage', { message: userMessage('b', { contextId }) }, interview),
+      );
+      taskOf(
+        await call(
+          'SendMessage',
+          { message: userMessage('Bo', { taskId: answered.id }) },
+          interview,
+        ),
+      );
+      const dropped = taskOf(
+        await call('SendMessage', { message: userMessage('c', { contextId }) }, interview),
+      );
+      ok(await call('CancelTask', { id: dropped.id }, interview));
+      const filtered = async (params: Record<string, unknown>, options?: CallOptions) => {
+        const list = ok<WireList>(await call('ListTasks', params, options));
+        expect(list.totalSize).toBe(list.tasks.length);
+        return ids(list);
+      };
+      expect(await filtered({ contextId }, interview)).toStrictEqual([
+        dropped.id,
+        answered.id,
+        waiting.id,
+      ]);
+      for (const [status, expected] of [
+        ['TASK_STATE_INPUT_REQUIRED', [waiting.id]],
+        ['TASK_STATE_COMPLETED', [answered.id]],
+        ['TASK_STATE_CANCELED', [dropped.id]],
+        ['TASK_STATE_WORKING', []],
+      ] as const) {
+        expect(await filtered({ contextId, status }, interview), status).toStrictEqual(expected);
+      }
+      // Every COMPLETED interview task of the caller, whatever its context, and nothing else.
+      const everyCompleted = await filtered(
+        { status: 'TASK_STATE_COMPLETED', pageSize: 100 },
+        interview,
+      );
+      expect(everyCompleted).toContain(answered.id);
+      expect(everyCompleted).toContain(completedInterview.id);
+      expect(everyCompleted).not.toContain(waiting.id);
+      expect(everyCompleted).not.toContain(waitingInterview.id);
+      const since = { contextId: listContext, statusTimestampAfter: listed[1]?.status.timestamp };
+      expect(await filtered({ ...since, status: 'TASK_STATE_COMPLETED' })).toStrictEqual(
+        newestFirst().slice(0, 2),
+      );
+      expect(await filtered({ ...since, status: 'TASK_STATE_CANCELED' })).toStrictEqual([]);
+      const future = new Date(Date.now() + 3_600_000).toISOString();
+      expect(
+        await filtered({ contextId: listContext, statusTimestampAfter: future }),
+      ).toStrictEqual([]);
+    });
+
+    it('includeArtifacts: true puts each task’s artifacts back, false and absent leave them out; historyLength applies to each task', async () => {
       const list = ok<WireList>(
         await call('ListTasks', { contextId: listContext, includeArtifacts: true }),
       );
@@ -611,6 +884,25 @@ describe.each(BINDINGS)('%s binding', (binding) => {
         'second',
         'first',
       ]);
+      for (const params of [{}, { includeArtifacts: false }]) {
+        const plain = ok<WireList>(await call('ListTasks', { contextId: listContext, ...params }));
+        expect(plain.tasks).toHaveLength(3);
+        for (const task of plain.tasks) {
+          expect(task).not.toHaveProperty('artifacts');
+          expect(task.history).toHaveLength(1);
+        }
+      }
+      const bare = ok<WireList>(
+        await call('ListTasks', {
+          contextId: listContext,
+          includeArtifacts: true,
+          historyLength: 0,
+        }),
+      );
+      for (const task of bare.tasks) {
+        expect(task).not.toHaveProperty('history');
+        expect(task.artifacts?.map((a) => a.artifactId)).toStrictEqual(['echo']);
+      }
     });
 
     const invalid: [string, Record<string, unknown>, string, CallOptions?][] = [
@@ -638,40 +930,62 @@ describe.each(BINDINGS)('%s binding', (binding) => {
         },
       ],
     ];
-    it.each(invalid)(
-      '%s → INVALID_PARAMS naming the field',
-      async (_title, params, field, options) => {
-        expectError(await call('ListTasks', params, options), binding, 'INVALID_PARAMS', {
-          fields: [field],
-        });
-      },
+    refused(
+      invalid.map(([title, params, field, options]) => ({
+        title: `${title} → INVALID_PARAMS naming the field`,
+        send: () => call('ListTasks', params, options),
+        reason: 'INVALID_PARAMS',
+        fields: [field],
+      })),
     );
   });
 
   describe('CancelTask (§10.8)', () => {
-    it('a running countdown → CANCELED; cancelling it again → TASK_NOT_CANCELABLE', async () => {
+    it('a WORKING countdown → CANCELED at once, from the worker; it makes no further progress; cancelling it again → TASK_NOT_CANCELABLE', async () => {
+      const countdownAgent = { agent: 'countdown' };
+      const stepMs = 300;
       const started = taskOf(
         await call(
           'SendMessage',
-          { message: countdown(20, 500), configuration: { returnImmediately: true } },
-          { agent: 'countdown' },
+          { message: countdown(20, stepMs), configuration: { returnImmediately: true } },
+          countdownAgent,
         ),
       );
-      const canceled = ok<WireTask>(
-        await call('CancelTask', { id: started.id }, { agent: 'countdown' }),
+      const working = await eventually(
+        async () => ok<WireTask>(await call('GetTask', { id: started.id }, countdownAgent)),
+        (t) =>
+          t.status.state === 'TASK_STATE_WORKING' &&
+          /^step [2-9]\/20$/.test(t.status.message?.parts[0]?.text ?? ''),
       );
+      expect(working.artifacts?.[0]?.artifactId).toBe('countdown');
+      const canceledAt = Date.now();
+      const canceled = ok<WireTask>(await call('CancelTask', { id: started.id }, countdownAgent));
+      expect(Date.now() - canceledAt).toBeLessThan(CANCEL_GRACE_MS / 2);
       expect(canceled.id).toBe(started.id);
       expect(canceled.status.state).toBe('TASK_STATE_CANCELED');
+      const logged = (await taskEvents(platform.db.pool, 'demo', started.id)).length;
+      await new Promise((resolve) => setTimeout(resolve, 3 * stepMs));
+      expect(await taskEvents(platform.db.pool, 'demo', started.id)).toHaveLength(logged);
+      const later = ok<WireTask>(await call('GetTask', { id: started.id }, countdownAgent));
+      expect(later.status.state).toBe('TASK_STATE_CANCELED');
+      expect(later.artifacts?.[0]?.parts.length ?? 0).toBeLessThan(20);
       expectError(
-        await call('CancelTask', { id: started.id }, { agent: 'countdown' }),
+        await call('CancelTask', { id: started.id }, countdownAgent),
         binding,
         'TASK_NOT_CANCELABLE',
+        { metadata: { taskId: started.id } },
       );
     });
 
-    it('an unknown id → TASK_NOT_FOUND', async () => {
-      expectError(await call('CancelTask', { id: randomUUID() }), binding, 'TASK_NOT_FOUND');
-    });
+    refused([
+      unknownTask('an unknown id → TASK_NOT_FOUND', (id) => call('CancelTask', { id })),
+      {
+        title: 'a COMPLETED task → TASK_NOT_CANCELABLE naming it',
+        send: () => call('CancelTask', { id: completedEcho.id }),
+        reason: 'TASK_NOT_CANCELABLE',
+        metadata: () => ({ taskId: completedEcho.id }),
+      },
+    ]);
   });
 
   describe('streams (§10.6)', () => {
@@ -685,7 +999,13 @@ describe.each(BINDINGS)('%s binding', (binding) => {
       );
       expectTaskStream(list, 'TASK_STATE_COMPLETED');
       expect(stateOfEvent(list[0] ?? {})).toBe('TASK_STATE_SUBMITTED');
-      expect(list.filter((e) => 'artifactUpdate' in e).map(chunkText)).toStrictEqual(['2', '1']);
+      const chunks = list.filter((e) => 'artifactUpdate' in e);
+      expect(chunks.map(chunkText)).toStrictEqual(['2', '1']);
+      // §10.6: the last chunk, and only it, says so.
+      expect(
+        chunks.map((e) => (e['artifactUpdate'] as { lastChunk?: boolean }).lastChunk === true),
+      ).toStrictEqual([false, true]);
+      expect(list.slice(0, -1).map(stateOfEvent)).not.toContain('TASK_STATE_COMPLETED');
     });
 
     it('SubscribeToTask: the current task first, then updates in order until COMPLETED, then the stream closes', async () => {
@@ -757,54 +1077,77 @@ describe.each(BINDINGS)('%s binding', (binding) => {
       expectDirectReply(list[0]?.['message'], contextId);
     });
 
-    it('SendStreamingMessage ends with the turn: INPUT_REQUIRED closes the stream', async () => {
-      const list = events(
-        await client().stream(
-          'SendStreamingMessage',
-          { message: userMessage('Hello') },
-          { agent: 'interview' },
+    it('SendStreamingMessage ends with the turn: INPUT_REQUIRED closes the stream; the answer streamed on the same task (through the tenant-routed entry point) ends at COMPLETED', async () => {
+      const asked = expectTaskStream(
+        events(
+          await client().stream(
+            'SendStreamingMessage',
+            { message: userMessage('Hello') },
+            { agent: 'interview' },
+          ),
         ),
+        'TASK_STATE_INPUT_REQUIRED',
       );
-      expectTaskStream(list, 'TASK_STATE_INPUT_REQUIRED');
-    });
-
-    it('SubscribeToTask of a terminal task → UNSUPPORTED_OPERATION before any event', async () => {
-      expectError(
-        await client().stream('SubscribeToTask', { id: completedEcho.id }),
-        binding,
-        'UNSUPPORTED_OPERATION',
-      );
-    });
-
-    it('SendStreamingMessage to a terminal task → UNSUPPORTED_OPERATION before any event', async () => {
-      expectError(
-        await client().stream('SendStreamingMessage', {
-          message: userMessage('late', { taskId: completedEcho.id }),
-        }),
-        binding,
-        'UNSUPPORTED_OPERATION',
-      );
-    });
-
-    it('a stream without an API key → UNAUTHENTICATED before any event', async () => {
-      expectError(
-        await client().stream(
-          'SendStreamingMessage',
-          { message: userMessage('x') },
-          { apiKey: null },
+      const answered = expectTaskStream(
+        events(
+          await client().stream(
+            'SendStreamingMessage',
+            { message: userMessage('Ada', { taskId: asked }) },
+            { agent: 'interview', routing: 'tenant' },
+          ),
         ),
-        binding,
-        'UNAUTHENTICATED',
+        'TASK_STATE_COMPLETED',
       );
+      expect(answered).toBe(asked);
     });
 
-    it('SubscribeToTask of an unknown task → TASK_NOT_FOUND before any event', async () => {
-      expectError(
-        await client().stream('SubscribeToTask', { id: randomUUID() }),
-        binding,
-        'TASK_NOT_FOUND',
-      );
-    });
+    refused([
+      {
+        title: 'SubscribeToTask of a terminal task → UNSUPPORTED_OPERATION before any event',
+        send: () => client().stream('SubscribeToTask', { id: completedEcho.id }),
+        reason: 'UNSUPPORTED_OPERATION',
+      },
+      {
+        title: 'SendStreamingMessage to a terminal task → UNSUPPORTED_OPERATION before any event',
+        send: () =>
+          client().stream('SendStreamingMessage', {
+            message: userMessage('late', { taskId: completedEcho.id }),
+          }),
+        reason: 'UNSUPPORTED_OPERATION',
+      },
+      {
+        title: 'a stream without an API key → UNAUTHENTICATED before any event',
+        send: () =>
+          client().stream('SendStreamingMessage', { message: userMessage('x') }, { apiKey: null }),
+        reason: 'UNAUTHENTICATED',
+      },
+      {
+        title: 'a stream with A2A-Version 2.0 → VERSION_NOT_SUPPORTED before any event',
+        send: (id) => client().stream('SubscribeToTask', { id }, { version: '2.0' }),
+        reason: 'VERSION_NOT_SUPPORTED',
+      },
+      unknownTask('SubscribeToTask of an unknown task → TASK_NOT_FOUND before any event', (id) =>
+        client().stream('SubscribeToTask', { id }),
+      ),
+      unknownTask(
+        'SendStreamingMessage naming an unknown taskId → TASK_NOT_FOUND before any event',
+        (taskId) =>
+          client().stream('SendStreamingMessage', { message: userMessage('x', { taskId }) }),
+      ),
+      {
+        title: 'SendStreamingMessage without a message → INVALID_PARAMS before any event',
+        send: () => client().stream('SendStreamingMessage', {}),
+        reason: 'INVALID_PARAMS',
+        fields: ['message'],
+      },
+      {
+        title:
+          'SendStreamingMessage with a message without messageId and parts → INVALID_PARAMS before any event',
+        send: () => client().stream('SendStreamingMessage', { message: { role: 'ROLE_USER' } }),
+        reason: 'INVALID_PARAMS',
+        fields: ['message.messageId'],
+      },
+    ]);
   });
 
   describe('capability gating (§6 "Capability gating")', () => {
@@ -814,34 +1157,50 @@ describe.each(BINDINGS)('%s binding', (binding) => {
       ['ListTaskPushNotificationConfigs', {}],
       ['DeleteTaskPushNotificationConfig', { id: 'cfg-1' }],
     ];
-    it.each(push)('%s → PUSH_NOTIFICATION_NOT_SUPPORTED', async (method, params) => {
-      expectError(
-        await call(method, { taskId: completedEcho.id, ...params }),
-        binding,
-        'PUSH_NOTIFICATION_NOT_SUPPORTED',
-      );
-    });
+    refused([
+      ...push.map(
+        ([method, params]): Refusal => ({
+          title: `${method} → PUSH_NOTIFICATION_NOT_SUPPORTED`,
+          send: () => call(method, { taskId: completedEcho.id, ...params }),
+          reason: 'PUSH_NOTIFICATION_NOT_SUPPORTED',
+        }),
+      ),
+      {
+        title:
+          'GetExtendedAgentCard of an agent without the capability (countdown) → UNSUPPORTED_OPERATION',
+        send: () => call('GetExtendedAgentCard', {}, { agent: 'countdown' }),
+        reason: 'UNSUPPORTED_OPERATION',
+      },
+      {
+        title:
+          'GetExtendedAgentCard of an agent that declares one but has none → EXTENDED_AGENT_CARD_NOT_CONFIGURED',
+        send: () => call('GetExtendedAgentCard', {}, { agent: UNCONFIGURED_AGENT }),
+        reason: 'EXTENDED_AGENT_CARD_NOT_CONFIGURED',
+      },
+    ]);
 
-    it('GetExtendedAgentCard of an agent without the capability (countdown) → UNSUPPORTED_OPERATION', async () => {
-      expectError(
-        await call('GetExtendedAgentCard', {}, { agent: 'countdown' }),
-        binding,
-        'UNSUPPORTED_OPERATION',
-      );
-    });
-
-    it('GetExtendedAgentCard of an agent that declares one but has none → EXTENDED_AGENT_CARD_NOT_CONFIGURED', async () => {
-      expectError(
-        await call('GetExtendedAgentCard', {}, { agent: UNCONFIGURED_AGENT }),
-        binding,
-        'EXTENDED_AGENT_CARD_NOT_CONFIGURED',
-      );
-    });
-
-    it('GetExtendedAgentCard of echo follows its card: a card for an authenticated caller when declared, else UNSUPPORTED_OPERATION', async () => {
+    it('GetExtendedAgentCard of echo follows its card: when declared, the signed extended card (its own skills, every interface) for an authenticated caller only; else UNSUPPORTED_OPERATION', async () => {
       const outcome = await call('GetExtendedAgentCard', {});
       if (echoCard.capabilities?.extendedAgentCard === true) {
-        expect(ok<{ name: string }>(outcome).name).toBe(echoCard.name);
+        const card = ok<{
+          name: string;
+          capabilities?: { extendedAgentCard?: boolean };
+          skills: { id: string }[];
+          signatures?: unknown[];
+          supportedInterfaces: Record<string, unknown>[];
+        }>(outcome);
+        expect(card.name).toBe(echoCard.name);
+        expect(card.capabilities?.extendedAgentCard).toBe(true);
+        expect(card.signatures?.length).toBeGreaterThan(0);
+        const extendedSkills = (AGENT_PROFILES.echo.extendedCard?.skills ?? []).map((s) => s.id);
+        expect(extendedSkills.length).toBeGreaterThan(0);
+        expect(card.skills.map((s) => s.id)).toEqual(expect.arrayContaining(extendedSkills));
+        expect(card.supportedInterfaces).toContainEqual({
+          url: platform.grpcTarget,
+          protocolBinding: 'GRPC',
+          tenant: 'demo/echo',
+          protocolVersion: '1.0',
+        });
         expectError(
           await call('GetExtendedAgentCard', {}, { apiKey: null }),
           binding,
@@ -854,36 +1213,38 @@ describe.each(BINDINGS)('%s binding', (binding) => {
   });
 
   describe('service parameters and authentication (§10.1, §10.2, §10.11)', () => {
-    it('A2A-Version 0.5 → VERSION_NOT_SUPPORTED', async () => {
-      expectError(
-        await call('GetTask', { id: completedEcho.id }, { a2aVersion: '0.5' }),
-        binding,
-        'VERSION_NOT_SUPPORTED',
-      );
-    });
+    refused([
+      ...['0.3', '0.5'].map(
+        (version): Refusal => ({
+          title: `A2A-Version ${version} → VERSION_NOT_SUPPORTED`,
+          // A refused SendMessage must not start a task either.
+          send: () =>
+            version === '0.3'
+              ? call('SendMessage', { message: userMessage('old') }, { version })
+              : call('GetTask', { id: completedEcho.id }, { version }),
+          reason: 'VERSION_NOT_SUPPORTED',
+        }),
+      ),
+      {
+        title: 'no A2A-Version means 0.3 → VERSION_NOT_SUPPORTED',
+        send: () => call('GetTask', { id: completedEcho.id }, { version: null }),
+        reason: 'VERSION_NOT_SUPPORTED',
+      },
+      {
+        title: 'no API key → UNAUTHENTICATED',
+        send: () => call('GetTask', { id: completedEcho.id }, { apiKey: null }),
+        reason: 'UNAUTHENTICATED',
+      },
+      {
+        title: 'a wrong API key → UNAUTHENTICATED',
+        send: () => call('GetTask', { id: completedEcho.id }, { apiKey: `wrong-${randomUUID()}` }),
+        reason: 'UNAUTHENTICATED',
+      },
+    ]);
 
-    it('no A2A-Version means 0.3 → VERSION_NOT_SUPPORTED', async () => {
-      expectError(
-        await call('GetTask', { id: completedEcho.id }, { a2aVersion: null }),
-        binding,
-        'VERSION_NOT_SUPPORTED',
-      );
-    });
-
-    it('no API key → UNAUTHENTICATED', async () => {
-      expectError(
-        await call('GetTask', { id: completedEcho.id }, { apiKey: null }),
-        binding,
-        'UNAUTHENTICATED',
-      );
-    });
-
-    it('a wrong API key → UNAUTHENTICATED', async () => {
-      expectError(
-        await call('GetTask', { id: completedEcho.id }, { apiKey: `wrong-${randomUUID()}` }),
-        binding,
-        'UNAUTHENTICATED',
-      );
+    it('§10.1 A2A-Version 1.0.3 is served as 1.0 (the patch is not considered)', async () => {
+      const served = await call('GetTask', { id: completedEcho.id }, { version: '1.0.3' });
+      expect(ok<WireTask>(served).id).toBe(completedEcho.id);
     });
 
     it('§10.2 a required extension not requested → EXTENSION_SUPPORT_REQUIRED; requested, the call goes on and the extension is echoed', async () => {
@@ -902,14 +1263,26 @@ describe.each(BINDINGS)('%s binding', (binding) => {
       expect(requested.activatedExtensions).toStrictEqual([REQUIRED_EXTENSION]);
     });
 
-    it('§10.2 a declared extension that is requested is echoed on success; an unknown one is ignored', async () => {
-      const outcome = await call(
-        'GetTask',
-        { id: completedEcho.id },
-        { extensions: [RESUMABLE_STREAMS, 'https://example.com/ext/unknown/v1'] },
-      );
+    it('§10.2 a declared extension that is requested is echoed on a success, an error and a stream; an unknown one is ignored; none requested, none echoed', async () => {
+      const requested = { extensions: [RESUMABLE_STREAMS, 'https://example.com/ext/unknown/v1'] };
+      const outcome = await call('GetTask', { id: completedEcho.id }, requested);
       expect(ok<WireTask>(outcome).id).toBe(completedEcho.id);
       expect(outcome.activatedExtensions).toStrictEqual([RESUMABLE_STREAMS]);
+      const failed = expectError(
+        await call('GetTask', { id: randomUUID() }, requested),
+        binding,
+        'TASK_NOT_FOUND',
+      );
+      expect(failed.activatedExtensions).toStrictEqual([RESUMABLE_STREAMS]);
+      const streamed = await client().stream(
+        'SendStreamingMessage',
+        { message: userMessage('ext') },
+        requested,
+      );
+      expectTaskStream(events(streamed), 'TASK_STATE_COMPLETED');
+      expect(streamed.activatedExtensions).toStrictEqual([RESUMABLE_STREAMS]);
+      const plain = await call('GetTask', { id: completedEcho.id });
+      expect(plain.activatedExtensions).toStrictEqual([]);
     });
 
     const invalidMessages: [string, Record<string, unknown>, string][] = [
@@ -926,18 +1299,44 @@ describe.each(BINDINGS)('%s binding', (binding) => {
         'message.role',
       ],
     ];
-    it.each(invalidMessages)(
-      '§3 REQUIRED fields: SendMessage with %s → INVALID_PARAMS with a BadRequest violation',
-      async (_title, params, field) => {
-        expectError(await call('SendMessage', params), binding, 'INVALID_PARAMS', {
+    const { role: _role, ...roleless } = userMessage('x');
+    refused([
+      ...invalidMessages.map(
+        ([title, params, field]): Refusal => ({
+          title: `§3 REQUIRED fields: SendMessage with ${title} → INVALID_PARAMS with a BadRequest violation`,
+          send: () => call('SendMessage', params),
+          reason: 'INVALID_PARAMS',
           fields: [field],
-        });
+        }),
+      ),
+      {
+        title: '§4.1 a client message with ROLE_AGENT → INVALID_PARAMS naming message.role',
+        send: () => call('SendMessage', { message: userMessage('x', { role: 'ROLE_AGENT' }) }),
+        reason: 'INVALID_PARAMS',
+        fields: ['message.role'],
       },
-    );
+      {
+        title: '§5 a role the proto does not define → INVALID_PARAMS naming message.role',
+        send: () =>
+          call(
+            'SendMessage',
+            { message: userMessage('x', { role: 'ROLE_BOSS' }) },
+            // gRPC: the role field (4) of the message as the number 99.
+            {
+              grpcRaw: {
+                omit: ['message'],
+                append: rawField.message(2, roleless, rawField.varint(4, 99)),
+              },
+            },
+          ),
+        reason: 'INVALID_PARAMS',
+        fields: ['message.role'],
+      },
+    ]);
   });
 
   describe('tenant routing (§10.9)', () => {
-    it('the per-agent URL and the tenant-routed entry point give the same results', async () => {
+    it('the per-agent URL and the tenant-routed entry point give the same results; the tenant selects the agent', async () => {
       for (const [method, params] of [
         ['GetTask', { id: completedEcho.id }],
         ['ListTasks', { contextId: listContext, pageSize: 2 }],
@@ -950,6 +1349,15 @@ describe.each(BINDINGS)('%s binding', (binding) => {
       expect(
         ok<WireTask>(await call('GetTask', { id: completedEcho.id }, { routing: 'tenant' })).id,
       ).toBe(completedEcho.id);
+      const [echoed, counted] = await Promise.all(
+        ['echo', 'countdown'].map(async (agent) =>
+          taskOf(
+            await call('SendMessage', { message: countdown(1, 10) }, { agent, routing: 'tenant' }),
+          ),
+        ),
+      );
+      expect(echoed?.artifacts?.map((a) => a.artifactId)).toStrictEqual(['echo']);
+      expect(counted?.artifacts?.map((a) => a.artifactId)).toStrictEqual(['countdown']);
     });
 
     it('a task created through this binding is visible through all three: same id, same state, same task', async () => {
@@ -965,14 +1373,6 @@ describe.each(BINDINGS)('%s binding', (binding) => {
       }
     });
 
-    it('another agent’s task → TASK_NOT_FOUND', async () => {
-      expectError(
-        await call('GetTask', { id: completedEcho.id }, { agent: 'interview' }),
-        binding,
-        'TASK_NOT_FOUND',
-      );
-    });
-
     it('another agent’s tasks are not listed', async () => {
       const list = ok<WireList>(
         await call('ListTasks', { contextId: listContext }, { agent: 'interview' }),
@@ -980,25 +1380,83 @@ describe.each(BINDINGS)('%s binding', (binding) => {
       expect(list).toStrictEqual({ tasks: [], nextPageToken: '', pageSize: 50, totalSize: 0 });
     });
 
-    it('a tenant value that names no agent → INVALID_PARAMS naming tenant', async () => {
-      expectError(
-        await call('GetTask', { id: completedEcho.id, tenant: 'demo' }, { routing: 'tenant' }),
-        binding,
-        'INVALID_PARAMS',
-        { fields: ['tenant'] },
-      );
+    it('§10.13 another tenant does not see this tenant’s task: get, cancel and subscribe answer exactly as for an id that never existed; its list is empty', async () => {
+      const acme = { tenantId: 'acme', apiKey: ACME_KEY };
+      const probes: ((id: string) => Promise<CallOutcome | StreamOutcome>)[] = [
+        (id) => call('GetTask', { id }, acme),
+        (id) => call('CancelTask', { id }, acme),
+        (id) => client().stream('SubscribeToTask', { id }, acme),
+      ];
+      for (const probe of probes) {
+        const unknownId = randomUUID();
+        const hidden = await probe(completedEcho.id);
+        const unknown = await probe(unknownId);
+        expectError(unknown, binding, 'TASK_NOT_FOUND', { metadata: { taskId: unknownId } });
+        expect(withoutId(hidden, completedEcho.id)).toStrictEqual(withoutId(unknown, unknownId));
+      }
+      expect(ok<WireList>(await call('ListTasks', {}, acme))).toStrictEqual({
+        tasks: [],
+        nextPageToken: '',
+        pageSize: 50,
+        totalSize: 0,
+      });
     });
 
-    it('the tenant of an unknown tenant with the demo key → UNAUTHENTICATED', async () => {
-      expectError(
-        await call(
-          'GetTask',
-          { id: completedEcho.id },
-          { routing: 'tenant', tenantId: `nosuch${Date.now()}` },
-        ),
-        binding,
-        'UNAUTHENTICATED',
-      );
+    refused([
+      {
+        title: 'another agent’s task → TASK_NOT_FOUND',
+        send: () => call('GetTask', { id: completedEcho.id }, { agent: 'interview' }),
+        reason: 'TASK_NOT_FOUND',
+      },
+      ...['demo', 'demo/echo/extra', '/echo'].map(
+        (tenant): Refusal => ({
+          title: `a tenant value that names no agent (${tenant}) → INVALID_PARAMS naming tenant`,
+          send: () => call('GetTask', { id: completedEcho.id, tenant }, { routing: 'tenant' }),
+          reason: 'INVALID_PARAMS',
+          fields: ['tenant'],
+        }),
+      ),
+      ...[`nosuch${Date.now()}`, 'acme'].map(
+        (tenantId): Refusal => ({
+          title: `the tenant of ${tenantId === 'acme' ? 'another' : 'an unknown'} tenant with the demo key → UNAUTHENTICATED`,
+          send: () => call('GetTask', { id: completedEcho.id }, { routing: 'tenant', tenantId }),
+          reason: 'UNAUTHENTICATED',
+        }),
+      ),
+    ]);
+  });
+
+  it('§10.13 input is validated before processing: every refused request above, sent again, changes no table and no task', async () => {
+    const pool = platform.db.pool;
+    // Nothing may be running: queued or leased work would write meanwhile.
+    await eventually(
+      () => writeCounts(pool),
+      (counts) => counts.work === 0,
+    );
+    const snapshot = async () => ({
+      counts: await writeCounts(pool),
+      tasks: [
+        ok(await call('GetTask', { id: completedEcho.id })),
+        ok(await call('GetTask', { id: waitingInterview.id }, { agent: 'interview' })),
+      ],
+    });
+    const before = await snapshot();
+    expect(refusals.length).toBeGreaterThan(40);
+    for (const row of refusals) {
+      const outcome = await row.send(randomUUID());
+      expect(outcome.ok ? 'a success' : outcome.reason, row.title).toBe(row.reason);
+    }
+    expect(await snapshot()).toStrictEqual(before);
+  });
+});
+
+/**
+ * Where the task id is a field of the request (the HTTP+JSON binding has it in the path, spec digest §8.2).
+ */
+describe.each(['JSONRPC', 'GRPC'] as const)('%s binding, the id as a request field', (binding) => {
+  it('§4.3 GetTask without an id → INVALID_PARAMS naming id', async () => {
+    expectError(await clients[binding].call('GetTask', {}), binding, 'INVALID_PARAMS', {
+      fields: ['id'],
     });
   });
 });
@@ -1019,21 +1477,24 @@ describe.each(['JSONRPC', 'HTTP+JSON'] as const)('%s binding, HTTP-only rules', 
       await clients[binding].call(
         'GetTask',
         { id: completedEcho.id },
-        { versionInQuery: true, a2aVersion: '0.5' },
+        { versionInQuery: true, version: '0.5' },
       ),
       binding,
       'VERSION_NOT_SUPPORTED',
     );
   });
 
-  it('§10.9 on a per-agent URL, a tenant of another agent → INVALID_PARAMS naming tenant', async () => {
-    expectError(
-      await clients[binding].call('GetTask', { id: completedEcho.id, tenant: 'demo/interview' }),
-      binding,
-      'INVALID_PARAMS',
-      { fields: ['tenant'] },
-    );
-  });
+  it.each(['demo/interview', 'demo'])(
+    '§10.9 on a per-agent URL, a tenant value that is not the agent’s (%s) → INVALID_PARAMS naming tenant',
+    async (tenant) => {
+      expectError(
+        await clients[binding].call('GetTask', { id: completedEcho.id, tenant }),
+        binding,
+        'INVALID_PARAMS',
+        { fields: ['tenant'] },
+      );
+    },
+  );
 });
 
 describe('HTTP+JSON binding, SubscribeToTask on POST (§12 #1: serve both GET and POST)', () => {
@@ -1109,7 +1570,7 @@ describe('parity: the three bindings give equal normalised outcomes (§13 "Multi
       'GetTaskPushNotificationConfig',
       (c) => c.call('GetTaskPushNotificationConfig', { taskId: completedEcho.id, id: 'cfg' }),
     ],
-    ['A2A-Version 0.5', (c) => c.call('GetTask', { id: completedEcho.id }, { a2aVersion: '0.5' })],
+    ['A2A-Version 0.5', (c) => c.call('GetTask', { id: completedEcho.id }, { version: '0.5' })],
     ['no API key', (c) => c.call('GetTask', { id: completedEcho.id }, { apiKey: null })],
     [
       'a required extension not requested',

@@ -1,56 +1,69 @@
+/**
+ * The gRPC binding on the wire (spec digest §8b): clients, request metadata, unary and server-streaming calls
+ * (also with raw request bytes), and the `google.rpc.Status` of an error decoded from
+ * `grpc-status-details-bin` (§9.3) by its own reader of the proto's field numbers, not by the platform's
+ * codec.
+ */
+import { BinaryReader, WireType } from '@bufbuild/protobuf/wire';
 import {
   credentials,
   status as GrpcCode,
   Metadata,
+  type ChannelOptions,
+  type Client,
   type ClientReadableStream,
   type ClientUnaryCall,
   type ServiceError,
 } from '@grpc/grpc-js';
-import {
-  a2aPb,
-  decodeGrpcStatus,
-  GRPC_STATUS_DETAILS_KEY,
-  type ReceivedGrpcStatus,
-} from '@lib/a2a-protocol';
+import { a2aPb } from '@lib/a2a-protocol';
 import { expect } from 'vitest';
+import {
+  BAD_REQUEST,
+  ERROR_INFO,
+  expectDetails,
+  serviceHeaders,
+  type ErrorDetails,
+  type ExpectedDetails,
+  type ServiceParams,
+} from './wire';
 
 export { GrpcCode };
 
+const STATUS_DETAILS_KEY = 'grpc-status-details-bin';
+
 /** A client of the A2A gRPC binding, from the generated `A2AServiceClient`. */
-export function a2aGrpcClient(target: string): a2aPb.A2AServiceClient {
-  return new a2aPb.A2AServiceClient(target, credentials.createInsecure());
+export function a2aGrpcClient(target: string, options?: ChannelOptions): a2aPb.A2AServiceClient {
+  return new a2aPb.A2AServiceClient(target, credentials.createInsecure(), options);
 }
 
-export interface CallOptions {
-  /** `x-api-key`; `null` sends none. Default: the demo key. */
-  apiKey?: string | null;
-  /** `a2a-version`; `null` sends none. Default: `1.0`. */
-  version?: string | null;
-  /** `a2a-extensions`. */
-  extensions?: string;
-  /** `last-event-id`. */
-  lastEventId?: string;
+/** The full method path of an RPC of `lf.a2a.v1.A2AService`. */
+export const a2aMethodPath = (method: string): string => `/lf.a2a.v1.A2AService/${method}`;
+
+const CODE_NAMES: Readonly<Record<number, string>> = Object.fromEntries(
+  Object.entries(GrpcCode)
+    .filter((entry): entry is [string, number] => typeof entry[1] === 'number')
+    .map(([name, code]) => [code, name]),
+);
+
+/** The canonical name of a status code (`NOT_FOUND`). */
+export const grpcCodeName = (code: number): string => CODE_NAMES[code] ?? String(code);
+
+export interface GrpcCallOptions extends ServiceParams {
+  /** Deadline of the call from now; none when absent. */
+  deadlineMs?: number;
 }
 
-/** Request metadata carrying the service parameters. */
-export function metadata(options: CallOptions = {}): Metadata {
+/** Request metadata carrying the service parameters (and any extra entries given as `headers`). */
+export function metadata(options: ServiceParams = {}): Metadata {
   const md = new Metadata();
-  const apiKey = options.apiKey === undefined ? 'demo-key' : options.apiKey;
-  const version = options.version === undefined ? '1.0' : options.version;
-  if (apiKey !== null) {
-    md.set('x-api-key', apiKey);
-  }
-  if (version !== null) {
-    md.set('a2a-version', version);
-  }
-  if (options.extensions !== undefined) {
-    md.set('a2a-extensions', options.extensions);
-  }
-  if (options.lastEventId !== undefined) {
-    md.set('last-event-id', options.lastEventId);
+  for (const [key, value] of Object.entries(serviceHeaders(options))) {
+    md.set(key.toLowerCase(), value);
   }
   return md;
 }
+
+const callOptions = (options: GrpcCallOptions) =>
+  options.deadlineMs === undefined ? {} : { deadline: Date.now() + options.deadlineMs };
 
 /** The outcome of a unary call: its value or its error, and the initial metadata the server sent. */
 export type UnaryReply<T> =
@@ -62,7 +75,7 @@ type Callback<T> = (error: ServiceError | null, value: T) => void;
 /** Runs one unary call, e.g. `unary<Task>((md, cb) => client.getTask(request, md, cb))`. */
 export function unary<T>(
   invoke: (md: Metadata, callback: Callback<T>) => ClientUnaryCall,
-  options: CallOptions = {},
+  options: ServiceParams = {},
 ): Promise<UnaryReply<T>> {
   return new Promise((resolve) => {
     let headers: Metadata | undefined;
@@ -83,6 +96,14 @@ export function valueOf<T>(reply: UnaryReply<T>): T {
   return reply.value;
 }
 
+/** The error of a failed unary call (fails the test when it succeeded). */
+export function errorOf(reply: UnaryReply<unknown>): ServiceError {
+  if (reply.ok) {
+    throw new Error('expected an error, the call succeeded');
+  }
+  return reply.error;
+}
+
 /** Everything a server-streaming call delivered, and how it ended. */
 export interface StreamResult<T> {
   messages: T[];
@@ -91,8 +112,11 @@ export interface StreamResult<T> {
   headers: Metadata | undefined;
 }
 
-/** Reads a server stream to its end. */
-export function collect<T>(stream: ClientReadableStream<T>): Promise<StreamResult<T>> {
+/** Reads a server stream to its end, telling `onMessage` of each message as it arrives. */
+export function collect<T>(
+  stream: ClientReadableStream<T>,
+  onMessage: (message: T) => void = () => undefined,
+): Promise<StreamResult<T>> {
   return new Promise((resolve) => {
     const messages: T[] = [];
     let headers: Metadata | undefined;
@@ -100,7 +124,10 @@ export function collect<T>(stream: ClientReadableStream<T>): Promise<StreamResul
     stream.on('metadata', (md: Metadata) => {
       headers = md;
     });
-    stream.on('data', (message: T) => messages.push(message));
+    stream.on('data', (message: T) => {
+      messages.push(message);
+      onMessage(message);
+    });
     stream.on('error', (e: ServiceError) => {
       error = e;
     });
@@ -108,35 +135,139 @@ export function collect<T>(stream: ClientReadableStream<T>): Promise<StreamResul
   });
 }
 
-/** A unary call with raw request bytes (identity serializer), to send what no generated client would. */
+const identity = (bytes: Buffer): Buffer => bytes;
+
+/** A unary call with raw request bytes to a method path, to send what no generated client would. */
 export function rawUnary(
-  client: a2aPb.A2AServiceClient,
-  method: string,
-  body: Buffer,
-  options: CallOptions = {},
+  client: Client,
+  path: string,
+  body: Uint8Array,
+  options: GrpcCallOptions = {},
 ): Promise<UnaryReply<Buffer>> {
   return unary<Buffer>(
     (md, callback) =>
       client.makeUnaryRequest(
-        `/lf.a2a.v1.A2AService/${method}`,
-        (bytes: Buffer) => bytes,
-        (bytes: Buffer) => bytes,
-        body,
+        path,
+        identity,
+        identity,
+        Buffer.from(body),
         md,
+        callOptions(options),
         (error, value) => callback(error, value ?? Buffer.alloc(0)),
       ),
     options,
   );
 }
 
-export interface ExpectedGrpcError {
+/** A server-streaming call with raw request bytes to a method path, read to its end. */
+export function rawServerStream(
+  client: Client,
+  path: string,
+  body: Uint8Array,
+  options: GrpcCallOptions = {},
+  onMessage?: (message: Buffer) => void,
+): Promise<StreamResult<Buffer>> {
+  const stream = client.makeServerStreamRequest(
+    path,
+    identity,
+    identity,
+    Buffer.from(body),
+    metadata(options),
+    callOptions(options),
+  );
+  return collect(stream, onMessage);
+}
+
+/** A `google.rpc.Status` as it came in `grpc-status-details-bin`. */
+export interface DecodedStatus {
+  code: number;
+  message: string;
+  details: ErrorDetails;
+}
+
+interface Field {
+  no: number;
+  bytes?: Uint8Array;
+  varint?: number;
+}
+
+/** The varint and length-delimited fields of one message, in order (others skipped). */
+function fieldsOf(bytes: Uint8Array): Field[] {
+  const reader = new BinaryReader(bytes);
+  const fields: Field[] = [];
+  while (reader.pos < reader.len) {
+    const [no, wireType] = reader.tag();
+    if (wireType === WireType.LengthDelimited) {
+      fields.push({ no, bytes: reader.bytes() });
+    } else if (wireType === WireType.Varint) {
+      fields.push({ no, varint: reader.int32() });
+    } else {
+      reader.skip(wireType);
+    }
+  }
+  return fields;
+}
+
+const text = (fields: Field[], no: number): string =>
+  new TextDecoder().decode(fields.find((f) => f.no === no)?.bytes);
+
+/**
+ * google.rpc.Status{code=1, message=2, details=3: Any{type_url=1, value=2}}, with ErrorInfo{reason=1,
+ * domain=2, metadata=3: entries {key=1, value=2}} and BadRequest{field_violations=1: {field=1,
+ * description=2}} decoded.
+ */
+export function decodeStatus(bin: Uint8Array): DecodedStatus {
+  const status = fieldsOf(bin);
+  const details: ErrorDetails = { types: [], infos: [], violations: [] };
+  for (const any of status.filter((f) => f.no === 3)) {
+    const anyFields = fieldsOf(any.bytes ?? new Uint8Array());
+    const typeUrl = text(anyFields, 1);
+    const value = fieldsOf(anyFields.find((f) => f.no === 2)?.bytes ?? new Uint8Array());
+    details.types.push(typeUrl);
+    if (typeUrl === ERROR_INFO) {
+      const metadata: Record<string, string> = {};
+      for (const entry of value.filter((f) => f.no === 3)) {
+        const kv = fieldsOf(entry.bytes ?? new Uint8Array());
+        metadata[text(kv, 1)] = text(kv, 2);
+      }
+      details.infos.push({ reason: text(value, 1), domain: text(value, 2), metadata });
+    } else if (typeUrl === BAD_REQUEST) {
+      for (const violation of value.filter((f) => f.no === 1)) {
+        const fields = fieldsOf(violation.bytes ?? new Uint8Array());
+        details.violations.push({ field: text(fields, 1), description: text(fields, 2) });
+      }
+    }
+  }
+  return {
+    code: status.find((f) => f.no === 1)?.varint ?? 0,
+    message: text(status, 2),
+    details,
+  };
+}
+
+/**
+ * The `google.rpc.Status` an error carries, or undefined when it has none; when it has one, it must be the
+ * only `grpc-status-details-bin` value and agree with the call's status code and message.
+ */
+export function statusOf(error: ServiceError): DecodedStatus | undefined {
+  const values = error.metadata?.get(STATUS_DETAILS_KEY) ?? [];
+  if (values.length === 0) {
+    return undefined;
+  }
+  const context = `status ${error.code} ${error.details}`;
+  expect(values, context).toHaveLength(1);
+  const [bin] = values;
+  if (!Buffer.isBuffer(bin)) {
+    throw new Error(`${STATUS_DETAILS_KEY} is not binary (${context})`);
+  }
+  const status = decodeStatus(bin);
+  expect(status.code, context).toBe(error.code);
+  expect(status.message, context).toBe(error.details);
+  return status;
+}
+
+export interface ExpectedGrpcError extends ExpectedDetails {
   code: GrpcCode;
-  reason: string;
-  domain: string;
-  /** A field that must appear in the google.rpc.BadRequest detail. */
-  field?: string;
-  /** ErrorInfo metadata entries that must be present. */
-  metadata?: Record<string, string>;
 }
 
 /**
@@ -147,39 +278,16 @@ export interface ExpectedGrpcError {
 export function expectGrpcError(
   error: ServiceError | null | undefined,
   expected: ExpectedGrpcError,
-): ReceivedGrpcStatus {
-  expect(error, 'the call must fail').toBeTruthy();
-  const context = `status ${error?.code} ${error?.details}`;
-  expect(error?.code, context).toBe(expected.code);
-  const details = error?.metadata.get(GRPC_STATUS_DETAILS_KEY) ?? [];
-  expect(details, context).toHaveLength(1);
-  const bytes = details[0];
-  if (!Buffer.isBuffer(bytes)) {
-    throw new Error(`${GRPC_STATUS_DETAILS_KEY} is not binary (${context})`);
+): DecodedStatus {
+  if (!error) {
+    throw new Error('the call must fail');
   }
-  const status = decodeGrpcStatus(bytes);
-  expect(status.code, context).toBe(expected.code);
-  expect(status.message, context).toBe(error?.details);
-  expect(status.detailTypes[0], context).toBe('type.googleapis.com/google.rpc.ErrorInfo');
-  expect(status.errorInfo?.reason, context).toBe(expected.reason);
-  expect(status.errorInfo?.domain, context).toBe(expected.domain);
-  if (expected.metadata) {
-    expect(status.errorInfo?.metadata, context).toMatchObject(expected.metadata);
+  const context = `status ${error.code} ${error.details}`;
+  expect(error.code, context).toBe(expected.code);
+  const status = statusOf(error);
+  if (status === undefined) {
+    throw new Error(`no ${STATUS_DETAILS_KEY} (${context})`);
   }
-  if (expected.field !== undefined) {
-    expect(status.detailTypes, context).toContain('type.googleapis.com/google.rpc.BadRequest');
-    expect(
-      status.fieldViolations.map((v) => v.field),
-      context,
-    ).toContain(expected.field);
-  }
+  expectDetails(status.details, expected, context);
   return status;
-}
-
-/** The error of a failed unary call (fails the test when it succeeded). */
-export function errorOf(reply: UnaryReply<unknown>): ServiceError {
-  if (reply.ok) {
-    throw new Error('expected an error, the call succeeded');
-  }
-  return reply.error;
 }

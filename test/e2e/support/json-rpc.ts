@@ -1,24 +1,26 @@
+/**
+ * The JSON-RPC binding on the wire (spec digest §7): its URLs, request envelopes, raw POSTs (any body, also
+ * malformed or chunked) and the exact checks of its response envelopes and errors. Its SSE streams are
+ * opened by `openSse` in sse.ts, with the same POST.
+ */
 import type { ListTasksResponse, SendMessageResponse, Task } from '@lib/a2a-protocol';
 import { randomUUID } from 'node:crypto';
 import { expect } from 'vitest';
-
-export const ERROR_INFO = 'type.googleapis.com/google.rpc.ErrorInfo';
-export const BAD_REQUEST = 'type.googleapis.com/google.rpc.BadRequest';
-/** ErrorInfo domain of the A2A-specific errors (spec digest §9.1). */
-export const A2A_DOMAIN = 'a2a-protocol.org';
-/** ErrorInfo domain of the platform's generic errors (parse, envelope, params, auth). */
-export const PLATFORM_DOMAIN = 'a2a-platform.dev';
+import { exchange, type HttpReply, type HttpRequest } from './http';
+import {
+  detailsFromProtoJson,
+  expectDetails,
+  serviceHeaders,
+  type ErrorDetails,
+  type ExpectedDetails,
+  type Routing,
+  type ServiceParams,
+} from './wire';
 
 export interface RpcErrorObject {
   code: number;
   message: string;
-  data?: {
-    '@type': string;
-    reason?: string;
-    domain?: string;
-    metadata?: Record<string, string>;
-    fieldViolations?: { field: string; description: string }[];
-  }[];
+  data?: unknown[];
 }
 
 export interface RpcEnvelope {
@@ -28,63 +30,28 @@ export interface RpcEnvelope {
   error?: RpcErrorObject;
 }
 
-export interface RpcReply {
-  status: number;
-  headers: Headers;
+export interface RpcReply extends Omit<HttpReply, 'json'> {
   /** The parsed body (an empty envelope when the body was not JSON). */
   json: RpcEnvelope;
-  text: string;
 }
 
-export interface RawOptions {
-  /** `X-API-Key`; `null` sends none. Default: the demo key. */
-  apiKey?: string | null;
-  /** `A2A-Version`; `null` sends none. Default: `1.0`. */
-  version?: string | null;
-  headers?: Record<string, string>;
+export interface RawOptions extends ServiceParams {
   /** Sends the body as a stream (chunked transfer encoding, no Content-Length). */
   chunked?: boolean;
+  /** Bound on the whole exchange; none when absent. */
+  timeoutMs?: number;
 }
 
-/** A raw HTTP POST to a JSON-RPC endpoint; `body` is sent as is when it is a string, else as JSON. */
-export async function rawRpc(
-  url: string,
-  body: unknown,
-  options: RawOptions = {},
-): Promise<RpcReply> {
-  const headers: Record<string, string> = { 'Content-Type': 'application/json' };
-  const apiKey = options.apiKey === undefined ? 'demo-key' : options.apiKey;
-  const version = options.version === undefined ? '1.0' : options.version;
-  if (apiKey !== null) {
-    headers['X-API-Key'] = apiKey;
-  }
-  if (version !== null) {
-    headers['A2A-Version'] = version;
-  }
-  const payload = typeof body === 'string' ? body : JSON.stringify(body);
-  const response = await fetch(url, {
-    method: 'POST',
-    headers: { ...headers, ...options.headers },
-    ...(options.chunked
-      ? {
-          body: new ReadableStream<Uint8Array>({
-            start(controller) {
-              controller.enqueue(new TextEncoder().encode(payload));
-              controller.close();
-            },
-          }),
-          duplex: 'half' as const,
-        }
-      : { body: payload }),
-  });
-  const text = await response.text();
-  let json: RpcEnvelope;
-  try {
-    json = JSON.parse(text) as RpcEnvelope;
-  } catch {
-    json = { jsonrpc: '', id: undefined };
-  }
-  return { status: response.status, headers: response.headers, json, text };
+/** The JSON-RPC endpoint of an agent: its own URL, or the entry point that routes by `tenant`. */
+export function jsonRpcUrl(
+  baseUrl: string,
+  tenantId: string,
+  agent: string,
+  routing: Routing = 'agent-url',
+): string {
+  return routing === 'tenant'
+    ? `${baseUrl}/a2a/jsonrpc`
+    : `${baseUrl}/agents/${tenantId}/${agent}/jsonrpc`;
 }
 
 /** A JSON-RPC 2.0 request envelope. */
@@ -98,64 +65,87 @@ export function request(
     : { jsonrpc: '2.0', id, method, params };
 }
 
-export interface ExpectedError {
+/** The POST of a JSON-RPC request; `body` is sent as is when it is a string, else as JSON. */
+export function rpcPost(url: string, body: unknown, options: ServiceParams = {}): HttpRequest {
+  return {
+    method: 'POST',
+    url,
+    headers: { 'Content-Type': 'application/json', ...serviceHeaders(options) },
+    body: typeof body === 'string' ? body : JSON.stringify(body),
+  };
+}
+
+/** A raw HTTP POST to a JSON-RPC endpoint; `body` is sent as is when it is a string, else as JSON. */
+export async function rawRpc(
+  url: string,
+  body: unknown,
+  options: RawOptions = {},
+): Promise<RpcReply> {
+  const reply = await exchange(
+    { ...rpcPost(url, body, options), chunked: options.chunked },
+    options.timeoutMs,
+  );
+  return asRpcReply(reply);
+}
+
+/** An HTTP reply read as a JSON-RPC one (an empty envelope when the body was not JSON). */
+export function asRpcReply(reply: HttpReply): RpcReply {
+  return { ...reply, json: (reply.json ?? { jsonrpc: '', id: undefined }) as RpcEnvelope };
+}
+
+/**
+ * Asserts the envelope of a JSON-RPC response (spec digest §7.4): a JSON body, `jsonrpc` "2.0", exactly one
+ * of `result` and `error` (the one given) and, unless `id` is undefined, that id echoed.
+ */
+export function expectRpcEnvelope(reply: RpcReply, member: 'result' | 'error', id?: unknown): void {
+  const context = `response was ${reply.status} ${reply.text}`;
+  expect(reply.headers.get('content-type'), context).toMatch(/^application\/json/);
+  expect(reply.json.jsonrpc, context).toBe('2.0');
+  expect(reply.json, context).toHaveProperty(member);
+  expect(reply.json, context).not.toHaveProperty(member === 'result' ? 'error' : 'result');
+  if (id !== undefined) {
+    expect(reply.json.id, context).toStrictEqual(id);
+  }
+}
+
+/** The error object of a JSON-RPC error response, its details decoded. */
+export function rpcErrorOf(reply: RpcReply): {
+  code: number | undefined;
+  message: string;
+  details: ErrorDetails;
+} {
+  const error = reply.json.error;
+  return {
+    code: typeof error?.code === 'number' ? error.code : undefined,
+    message: typeof error?.message === 'string' ? error.message : '',
+    details: detailsFromProtoJson(error?.data),
+  };
+}
+
+export interface ExpectedError extends ExpectedDetails {
   code: number;
-  reason: string;
-  domain: string;
   /** HTTP status of the envelope; 200 unless given. */
   http?: number;
   /** The id the response must echo. */
   id: unknown;
-  /** A field that must appear in a google.rpc.BadRequest detail. */
-  field?: string;
-  /** ErrorInfo metadata entries that must be present. */
-  metadata?: Record<string, string>;
 }
 
 /** Asserts a JSON-RPC error response exactly: HTTP status, envelope, code, echoed id, ErrorInfo, BadRequest. */
 export function expectRpcError(reply: RpcReply, expected: ExpectedError): void {
   const context = `response was ${reply.status} ${reply.text}`;
   expect(reply.status, context).toBe(expected.http ?? 200);
-  expect(reply.headers.get('content-type'), context).toMatch(/^application\/json/);
-  expect(reply.json.jsonrpc, context).toBe('2.0');
-  expect(reply.json, context).not.toHaveProperty('result');
-  expect(reply.json.id, context).toStrictEqual(expected.id);
-  const error = reply.json.error;
-  expect(error, context).toBeDefined();
-  expect(error?.code, context).toBe(expected.code);
-  expect(typeof error?.message, context).toBe('string');
-  expect(Array.isArray(error?.data), context).toBe(true);
-  const infos = (error?.data ?? []).filter((d) => d['@type'] === ERROR_INFO);
-  expect(infos, context).toHaveLength(1);
-  expect(infos[0]?.reason, context).toBe(expected.reason);
-  expect(infos[0]?.domain, context).toBe(expected.domain);
-  if (expected.metadata) {
-    expect(infos[0]?.metadata, context).toMatchObject(expected.metadata);
-  }
-  if (expected.field !== undefined) {
-    const badRequest = (error?.data ?? []).find((d) => d['@type'] === BAD_REQUEST);
-    expect(badRequest, context).toBeDefined();
-    expect(
-      badRequest?.fieldViolations?.map((v) => v.field),
-      context,
-    ).toContain(expected.field);
-    for (const violation of badRequest?.fieldViolations ?? []) {
-      expect(typeof violation.description, context).toBe('string');
-      expect(violation.description.length, context).toBeGreaterThan(0);
-    }
-  }
+  expectRpcEnvelope(reply, 'error', expected.id);
+  expect(Array.isArray(reply.json.error?.data), context).toBe(true);
+  const error = rpcErrorOf(reply);
+  expect(error.code, context).toBe(expected.code);
+  expect(error.message, context).not.toBe('');
+  expectDetails(error.details, expected, context);
 }
 
-/** Asserts a successful JSON-RPC response and returns its `result`. */
+/** Asserts a successful JSON-RPC response (echoing `id` when given) and returns its `result`. */
 export function expectRpcResult<T>(reply: RpcReply, id?: unknown): T {
-  const context = `response was ${reply.status} ${reply.text}`;
-  expect(reply.status, context).toBe(200);
-  expect(reply.json.jsonrpc, context).toBe('2.0');
-  expect(reply.json, context).not.toHaveProperty('error');
-  expect(reply.json, context).toHaveProperty('result');
-  if (id !== undefined) {
-    expect(reply.json.id, context).toStrictEqual(id);
-  }
+  expect(reply.status, `response was ${reply.status} ${reply.text}`).toBe(200);
+  expectRpcEnvelope(reply, 'result', id);
   return reply.json.result as T;
 }
 

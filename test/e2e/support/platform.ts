@@ -1,11 +1,15 @@
 import { taskStreamId } from '@lib/task-domain';
+import { seedTenant } from '@lib/tenancy';
 import {
   createTestDatabase,
   startStandalone,
   type PlatformProcess,
   type TestDatabase,
 } from '@lib/testing';
+import { AGENT_PROFILES } from '@lib/worker-sdk';
+import { randomUUID } from 'node:crypto';
 import type { Pool } from 'pg';
+import { jsonRpcUrl } from './json-rpc';
 
 export interface Standalone {
   db: TestDatabase;
@@ -34,7 +38,7 @@ export async function bootStandalone(
       baseUrl: started.baseUrl,
       workerTarget: started.workerTarget,
       grpcTarget: started.grpcTarget,
-      endpoint: (tenant, agent) => `${started.baseUrl}/agents/${tenant}/${agent}/jsonrpc`,
+      endpoint: (tenant, agent) => jsonRpcUrl(started.baseUrl, tenant, agent),
       async close() {
         await started.process.stop();
         await db.drop();
@@ -44,6 +48,23 @@ export async function bootStandalone(
     await db.drop();
     throw error;
   }
+}
+
+/**
+ * A second tenant, `acme` (principal `acme-user` with `apiKey`), with an echo agent of its own; a worker
+ * joins it only with `workerSecret`. For the cross-tenant cases.
+ */
+export async function seedAcme(
+  pool: Pool,
+  apiKey: string,
+  workerSecret = `acme-${randomUUID()}`,
+): Promise<void> {
+  await seedTenant(pool, {
+    tenantId: 'acme',
+    displayName: 'Acme Corp',
+    apiKeys: [{ keyId: 'acme-default', principalId: 'acme-user', secret: apiKey }],
+    agents: [{ agentId: 'echo', profile: AGENT_PROFILES.echo, workerSecret }],
+  });
 }
 
 /** Row counts of the tables every accepted change writes to. */

@@ -1,6 +1,9 @@
 import type { StreamResponse } from '@lib/a2a-protocol';
 import { taskStreamId } from '@lib/task-domain';
 import type { Pool } from 'pg';
+import { requestInit, type HttpRequest } from './http';
+import { rpcPost, type RpcErrorObject } from './json-rpc';
+import type { ServiceParams } from './wire';
 
 /** One Server-Sent Event as it came over the wire (only the fields this platform uses). */
 export interface SseFrame {
@@ -17,24 +20,17 @@ export interface RpcFrame {
   jsonrpc: string;
   id: unknown;
   result?: StreamResponse;
-  error?: { code: number; message: string; data?: unknown[] };
-}
-
-export interface SseOptions {
-  /** `X-API-Key`; `null` sends none. Default: the demo key. */
-  apiKey?: string | null;
-  /** `A2A-Version`; `null` sends none. Default: `1.0`. */
-  version?: string | null;
-  headers?: Record<string, string>;
+  error?: RpcErrorObject;
 }
 
 /** How long a single read may wait before the test fails, unless told otherwise. */
 export const DEFAULT_READ_TIMEOUT_MS = 15_000;
 
 /**
- * A raw SSE client over Node's `fetch`: POSTs a JSON-RPC body and parses `id:` / `event:` / `data:` frames
- * incrementally, as a browser's EventSource would (comments and unknown fields ignored, CRLF / LF / CR line
- * ends). Every read is bounded; `abort()` drops the connection the way a client that goes away does.
+ * A raw SSE reader over a `fetch` response (opened by `openEventStream`): parses `id:` / `event:` /
+ * `data:` frames incrementally, as a browser's EventSource would (comments and unknown fields ignored, CRLF /
+ * LF / CR line ends). Every read is bounded; `abort()` drops the connection the way a client that goes away
+ * does.
  */
 export class SseConnection implements AsyncIterable<SseFrame> {
   /** Every frame read so far, in order (for assertions and failure messages). */
@@ -108,17 +104,19 @@ export class SseConnection implements AsyncIterable<SseFrame> {
     return this.queue.shift() ?? null;
   }
 
-  /** Reads frames until the server closes the stream; fails if that takes longer than `timeoutMs`. */
-  async collect(timeoutMs = DEFAULT_READ_TIMEOUT_MS * 2): Promise<SseFrame[]> {
-    const deadline = Date.now() + timeoutMs;
-    const read: SseFrame[] = [];
-    for (;;) {
-      const frame = await this.next(Math.max(1, deadline - Date.now()));
-      if (frame === null) {
-        return read;
-      }
-      read.push(frame);
-    }
+  /**
+   * Reads frames until the server closes the stream, telling `onFrame` of each as it arrives; fails if that
+   * takes longer than `timeoutMs`.
+   */
+  async collect(
+    timeoutMs = DEFAULT_READ_TIMEOUT_MS * 2,
+    onFrame: (frame: SseFrame) => void = () => undefined,
+  ): Promise<SseFrame[]> {
+    const { frames } = await this.readUntil(timeoutMs, (frame) => {
+      onFrame(frame);
+      return false;
+    });
+    return frames;
   }
 
   /** Reads frames until one satisfies `match` (it is returned too); fails at the end of the stream. */
@@ -126,16 +124,28 @@ export class SseConnection implements AsyncIterable<SseFrame> {
     match: (frame: SseFrame) => boolean,
     timeoutMs = DEFAULT_READ_TIMEOUT_MS,
   ): Promise<SseFrame[]> {
+    const { frames, ended } = await this.readUntil(timeoutMs, match);
+    if (ended) {
+      throw new Error(`stream ended before the awaited frame; read ${JSON.stringify(frames)}`);
+    }
+    return frames;
+  }
+
+  /** Reads frames until `stop` accepts one or the stream ends, all within `timeoutMs`. */
+  private async readUntil(
+    timeoutMs: number,
+    stop: (frame: SseFrame) => boolean,
+  ): Promise<{ frames: SseFrame[]; ended: boolean }> {
     const deadline = Date.now() + timeoutMs;
-    const read: SseFrame[] = [];
+    const frames: SseFrame[] = [];
     for (;;) {
       const frame = await this.next(Math.max(1, deadline - Date.now()));
       if (frame === null) {
-        throw new Error(`stream ended before the awaited frame; read ${JSON.stringify(read)}`);
+        return { frames, ended: true };
       }
-      read.push(frame);
-      if (match(frame)) {
-        return read;
+      frames.push(frame);
+      if (stop(frame)) {
+        return { frames, ended: false };
       }
     }
   }
@@ -245,37 +255,35 @@ export class SseConnection implements AsyncIterable<SseFrame> {
   }
 }
 
-/** POSTs `body` (JSON) to a JSON-RPC endpoint asking for an event stream. */
-export async function openSse(
-  url: string,
-  body: unknown,
-  options: SseOptions = {},
+/**
+ * One request that asks for an event stream (`Accept: text/event-stream`); the response headers must come
+ * within `timeoutMs`, the events are read from the connection.
+ */
+export async function openEventStream(
+  request: HttpRequest,
+  timeoutMs = DEFAULT_READ_TIMEOUT_MS,
 ): Promise<SseConnection> {
-  const headers: Record<string, string> = {
-    'Content-Type': 'application/json',
-    Accept: 'text/event-stream',
-  };
-  const apiKey = options.apiKey === undefined ? 'demo-key' : options.apiKey;
-  const version = options.version === undefined ? '1.0' : options.version;
-  if (apiKey !== null) {
-    headers['X-API-Key'] = apiKey;
-  }
-  if (version !== null) {
-    headers['A2A-Version'] = version;
-  }
   const controller = new AbortController();
-  const timer = setTimeout(() => controller.abort(), DEFAULT_READ_TIMEOUT_MS);
+  const timer = setTimeout(() => controller.abort(), timeoutMs);
   try {
-    const response = await fetch(url, {
-      method: 'POST',
-      headers: { ...headers, ...options.headers },
-      body: typeof body === 'string' ? body : JSON.stringify(body),
+    const response = await fetch(request.url, {
+      ...requestInit({ ...request, headers: { Accept: 'text/event-stream', ...request.headers } }),
       signal: controller.signal,
     });
     return new SseConnection(response, controller);
   } finally {
     clearTimeout(timer);
   }
+}
+
+/** POSTs `body` (JSON unless a string) to a JSON-RPC endpoint asking for an event stream (spec digest §7.3). */
+export function openSse(
+  url: string,
+  body: unknown,
+  options: ServiceParams = {},
+  timeoutMs?: number,
+): Promise<SseConnection> {
+  return openEventStream(rpcPost(url, body, options), timeoutMs);
 }
 
 /** The JSON-RPC envelope a frame carries. */
