@@ -187,6 +187,20 @@ describe('task-service against real Postgres and gRPC', () => {
 
   describe('an agent that may answer with a bare Message (docs/adr/0009-message-replies.md)', () => {
     const oracle: Caller = { tenantId: 'acme', agentId: 'oracle', principalId: 'alice' };
+    /** A reply the platform refuses (INVALID_UPDATE); the worker then completes the task as usual. */
+    const expectReplyRefused = async (
+      w: RawWorker,
+      job: workerPb.Assignment,
+      pending: Promise<SendMessageResponse>,
+    ): Promise<void> => {
+      const refused = await w
+        .publishReply(job.taskId, job.leaseEpoch, reply(job.contextId))
+        .catch((error: unknown) => workerErrorReason(error));
+      expect(refused).toBe('INVALID_UPDATE');
+      await w.publishStatus(job.taskId, job.leaseEpoch, { state: 'TASK_STATE_COMPLETED' });
+      expect(taskOf(await pending).status.state).toBe('TASK_STATE_COMPLETED');
+      w.disconnect();
+    };
     const reply = (contextId: string): Message => ({
       messageId: `reply-${Math.random().toString(36).slice(2)}`,
       role: 'ROLE_AGENT',
@@ -234,13 +248,7 @@ describe('task-service against real Postgres and gRPC', () => {
       await w.publishStatus(job.taskId, job.leaseEpoch, { state: 'TASK_STATE_WORKING' });
       const visible = await commands.call<Task>('getTask', oracle, { id: job.taskId });
       expect(visible.status.state).toBe('TASK_STATE_WORKING');
-      const refused = await w
-        .publishReply(job.taskId, job.leaseEpoch, reply(job.contextId))
-        .catch((error: unknown) => workerErrorReason(error));
-      expect(refused).toBe('INVALID_UPDATE');
-      await w.publishStatus(job.taskId, job.leaseEpoch, { state: 'TASK_STATE_COMPLETED' });
-      expect(taskOf(await pending).status.state).toBe('TASK_STATE_COMPLETED');
-      w.disconnect();
+      await expectReplyRefused(w, job, pending);
     });
 
     it('answers UNAVAILABLE when the agent does not answer in time; the retry gets the reply once it did', async () => {
@@ -290,13 +298,7 @@ describe('task-service against real Postgres and gRPC', () => {
       });
       const job = await w.nextAssignment();
       expect(job.mayReply).toBe(false);
-      const refused = await w
-        .publishReply(job.taskId, job.leaseEpoch, reply(job.contextId))
-        .catch((error: unknown) => workerErrorReason(error));
-      expect(refused).toBe('INVALID_UPDATE');
-      await w.publishStatus(job.taskId, job.leaseEpoch, { state: 'TASK_STATE_COMPLETED' });
-      expect(taskOf(await pending).status.state).toBe('TASK_STATE_COMPLETED');
-      w.disconnect();
+      await expectReplyRefused(w, job, pending);
     });
   });
 
