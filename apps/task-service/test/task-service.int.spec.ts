@@ -453,69 +453,81 @@ describe('task-service against real Postgres and gRPC', () => {
     w.disconnect();
   });
 
-  it('applies each request of a PublishUpdates call on its own, with one outcome per request', async () => {
-    const w = await worker();
-    const sent = await Promise.all(
-      ['many-1', 'many-2'].map(async (text) =>
-        taskOf(
-          await commands.call('sendMessage', alice, {
-            message: userMessage(text),
-            configuration: { returnImmediately: true },
-          }),
+  it.each([
+    [
+      'a PublishUpdates call',
+      (w: RawWorker, r: workerPb.PublishUpdateRequest[]) => w.publishMany(r),
+    ],
+    [
+      'SessionUpdates on the session',
+      (w: RawWorker, r: workerPb.PublishUpdateRequest[]) => w.publishOnSession(r),
+    ],
+  ])(
+    'applies each request of %s on its own, with one outcome per request',
+    async (_how, publish) => {
+      const w = await worker();
+      const sent = await Promise.all(
+        ['many-1', 'many-2'].map(async (text) =>
+          taskOf(
+            await commands.call('sendMessage', alice, {
+              message: userMessage(text),
+              configuration: { returnImmediately: true },
+            }),
+          ),
         ),
-      ),
-    );
-    const jobs = [await w.nextAssignment(), await w.nextAssignment()];
-    const completed = a2aPb.TaskStatus.fromJSON({ state: 'TASK_STATE_COMPLETED' });
-    const [first, second] = jobs;
-    if (!first || !second) {
-      throw new Error('expected two assignments');
-    }
-    const outcomes = await w.publishMany([
-      {
-        taskId: first.taskId,
-        leaseEpoch: first.leaseEpoch,
-        updateId: 'm-1',
-        updates: [],
-        status: completed,
-      },
-      // A stale lease epoch: fenced, as PublishUpdate would refuse it.
-      {
-        taskId: second.taskId,
-        leaseEpoch: second.leaseEpoch + 1,
-        updateId: 'm-2',
-        updates: [],
-        status: completed,
-      },
-    ]);
-    expect(outcomes).toEqual([
-      { code: GrpcStatus.OK, version: 3, reason: '', message: '' },
-      expect.objectContaining({
-        code: GrpcStatus.FAILED_PRECONDITION,
-        version: 0,
-        reason: 'LEASE_LOST',
-      }),
-    ]);
-    const states = await Promise.all(
-      [first, second].map(
-        async (job) =>
-          (await commands.call<Task>('getTask', alice, { id: job.taskId })).status.state,
-      ),
-    );
-    expect(states).toEqual(['TASK_STATE_COMPLETED', 'TASK_STATE_SUBMITTED']);
-    expect(sent.map((t) => t.id).sort()).toEqual([first.taskId, second.taskId].sort());
-    const again = await w.publishMany([
-      {
-        taskId: second.taskId,
-        leaseEpoch: second.leaseEpoch,
-        updateId: 'm-2',
-        updates: [],
-        status: completed,
-      },
-    ]);
-    expect(again).toEqual([{ code: GrpcStatus.OK, version: 3, reason: '', message: '' }]);
-    w.disconnect();
-  });
+      );
+      const jobs = [await w.nextAssignment(), await w.nextAssignment()];
+      const completed = a2aPb.TaskStatus.fromJSON({ state: 'TASK_STATE_COMPLETED' });
+      const [first, second] = jobs;
+      if (!first || !second) {
+        throw new Error('expected two assignments');
+      }
+      const outcomes = await publish(w, [
+        {
+          taskId: first.taskId,
+          leaseEpoch: first.leaseEpoch,
+          updateId: 'm-1',
+          updates: [],
+          status: completed,
+        },
+        // A stale lease epoch: fenced, as PublishUpdate would refuse it.
+        {
+          taskId: second.taskId,
+          leaseEpoch: second.leaseEpoch + 1,
+          updateId: 'm-2',
+          updates: [],
+          status: completed,
+        },
+      ]);
+      expect(outcomes).toEqual([
+        { code: GrpcStatus.OK, version: 3, reason: '', message: '' },
+        expect.objectContaining({
+          code: GrpcStatus.FAILED_PRECONDITION,
+          version: 0,
+          reason: 'LEASE_LOST',
+        }),
+      ]);
+      const states = await Promise.all(
+        [first, second].map(
+          async (job) =>
+            (await commands.call<Task>('getTask', alice, { id: job.taskId })).status.state,
+        ),
+      );
+      expect(states).toEqual(['TASK_STATE_COMPLETED', 'TASK_STATE_SUBMITTED']);
+      expect(sent.map((t) => t.id).sort()).toEqual([first.taskId, second.taskId].sort());
+      const again = await publish(w, [
+        {
+          taskId: second.taskId,
+          leaseEpoch: second.leaseEpoch,
+          updateId: 'm-2',
+          updates: [],
+          status: completed,
+        },
+      ]);
+      expect(again).toEqual([{ code: GrpcStatus.OK, version: 3, reason: '', message: '' }]);
+      w.disconnect();
+    },
+  );
 
   it('hands a released task to another worker at once, as the same attempt', async () => {
     const draining = await worker();

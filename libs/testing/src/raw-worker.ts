@@ -156,6 +156,16 @@ export class RawWorker {
     return this.publish({ taskId, leaseEpoch, updateId, updates });
   }
 
+  /** Sends requests on the session (`SessionUpdates`); resolves with the outcomes of `updates_applied`. */
+  async publishOnSession(
+    requests: workerPb.PublishUpdateRequest[],
+    batchId = `b-${Math.random().toString(36).slice(2)}`,
+  ): Promise<workerPb.PublishOutcome[]> {
+    this.stream?.write({ updates: { batchId, requests } });
+    const answer = await this.next((m) => m.updatesApplied?.batchId === batchId);
+    return answer.updatesApplied?.outcomes ?? [];
+  }
+
   /** Hands a leased task back (ReleaseLease); resolves with the task's version. */
   release(taskId: string, leaseEpoch: number, reason = 'draining'): Promise<number> {
     return new Promise((resolve, reject) => {

@@ -45,19 +45,17 @@ class FakePlatform {
     private readonly refuse = false,
   ) {}
 
-  /** PublishUpdates calls received. */
+  /** Batches of update requests received: PublishUpdates calls and SessionUpdates on a session. */
   publishCalls = 0;
+  /** PublishUpdate and PublishUpdates calls (updates not sent on the session). */
+  unaryCalls = 0;
 
   /** Records an update request and answers it with the next scripted reply. */
   private receive(
     request: workerPb.PublishUpdateRequest,
-    metadata: Metadata,
+    from: { workerId: string; authorization: string },
   ): workerPb.PublishOutcome {
-    this.updates.push({
-      request,
-      workerId: String(metadata.get('x-worker-id')[0] ?? ''),
-      authorization: String(metadata.get('authorization')[0] ?? ''),
-    });
+    this.updates.push({ request, ...from });
     const reply = this.replies.shift();
     return reply
       ? { code: reply.code, version: 0, reason: reply.reason, message: reply.reason }
@@ -73,7 +71,8 @@ class FakePlatform {
         call: ServerUnaryCall<workerPb.PublishUpdateRequest, workerPb.PublishUpdateResponse>,
         callback: sendUnaryData<workerPb.PublishUpdateResponse>,
       ) => {
-        const outcome = this.receive(call.request, call.metadata);
+        this.unaryCalls += 1;
+        const outcome = this.receive(call.request, caller(call.metadata));
         if (outcome.code === (GrpcStatus.OK as number)) {
           callback(null, { version: outcome.version });
           return;
@@ -87,8 +86,11 @@ class FakePlatform {
         callback: sendUnaryData<workerPb.PublishUpdatesResponse>,
       ) => {
         this.publishCalls += 1;
+        this.unaryCalls += 1;
         callback(null, {
-          outcomes: call.request.requests.map((request) => this.receive(request, call.metadata)),
+          outcomes: call.request.requests.map((request) =>
+            this.receive(request, caller(call.metadata)),
+          ),
         });
       },
       releaseLease: (
@@ -182,11 +184,28 @@ class FakePlatform {
         });
       } else if (message.heartbeat) {
         this.heartbeats.push(message.heartbeat.leases);
+      } else if (message.updates) {
+        this.publishCalls += 1;
+        const from = { workerId: `${this.workerIdPrefix}${this.hellos.length}`, authorization };
+        call.write({
+          updatesApplied: {
+            batchId: message.updates.batchId,
+            outcomes: message.updates.requests.map((request) => this.receive(request, from)),
+          },
+        });
       }
     });
     call.on('end', () => call.end());
     call.on('error', () => undefined);
   }
+}
+
+/** Who sent a unary update call: its `x-worker-id` and `authorization` metadata. */
+function caller(metadata: Metadata): { workerId: string; authorization: string } {
+  return {
+    workerId: String(metadata.get('x-worker-id')[0] ?? ''),
+    authorization: String(metadata.get('authorization')[0] ?? ''),
+  };
 }
 
 async function until(check: () => boolean, what: string, timeoutMs = 5_000): Promise<void> {
@@ -295,6 +314,8 @@ describe('AgentWorker against a WorkerService', () => {
     await until(() => platform.statuses('t1').length === 2, 'COMPLETED');
 
     expect(platform.statuses('t1')).toEqual(['WORKING', 'COMPLETED']);
+    // Both went on the session the platform welcomed, not as calls of their own.
+    expect(platform.unaryCalls).toBe(0);
     expect(
       platform.updates.map((u) => [u.request.leaseEpoch, u.workerId, u.authorization]),
     ).toEqual([

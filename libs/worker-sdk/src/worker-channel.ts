@@ -46,6 +46,20 @@ interface QueuedRequest {
   resolve: (result: SendResult) => void;
 }
 
+/** A batch sent on the session, waiting for its `updates_applied`. */
+interface SentBatch {
+  session: ClientDuplexStream<workerPb.WorkerMessage, workerPb.PlatformMessage>;
+  batch: QueuedRequest[];
+  timer: NodeJS.Timeout;
+}
+
+/** The outcome of a batch whose answer never came: unknown, so the requests are sent again (same update ids). */
+const UNANSWERED: UpdateFailure = {
+  code: GrpcStatus.UNAVAILABLE,
+  reason: undefined,
+  message: 'the session ended before the platform answered the updates',
+};
+
 /** The gRPC side of the worker: the only place that knows grpc-js. */
 export class WorkerChannel implements UpdateSender {
   private readonly client: workerPb.WorkerServiceClient;
@@ -53,6 +67,11 @@ export class WorkerChannel implements UpdateSender {
   workerId: string | undefined;
   private queued: QueuedRequest[] = [];
   private flushScheduled = false;
+  /** The open session's stream, once the platform welcomed it: updates go on it. */
+  private session: ClientDuplexStream<workerPb.WorkerMessage, workerPb.PlatformMessage> | null =
+    null;
+  private readonly sent = new Map<string, SentBatch>();
+  private nextBatch = 0;
 
   constructor(
     target: string,
@@ -77,12 +96,33 @@ export class WorkerChannel implements UpdateSender {
     const ended = new Promise<SessionEnd>((resolve) => {
       call.on('status', (status: StatusObject) => {
         open = false;
+        if (this.session === call) {
+          this.session = null;
+        }
+        // Their outcome is unknown: each request is sent again by its task (same update id, applied once).
+        for (const [batchId, { session, batch, timer }] of this.sent) {
+          if (session !== call) {
+            continue;
+          }
+          clearTimeout(timer);
+          this.sent.delete(batchId);
+          batch.forEach((queued) => queued.resolve({ ok: false, failure: UNANSWERED }));
+        }
         resolve({ code: status.code, message: status.details });
       });
     });
     // A failed call also emits 'error' (before 'status'); 'status' is what ends the session.
     call.on('error', () => undefined);
-    call.on('data', onMessage);
+    call.on('data', (message: workerPb.PlatformMessage) => {
+      if (message.updatesApplied) {
+        this.applied(message.updatesApplied);
+        return;
+      }
+      if (message.welcome && open) {
+        this.session = call;
+      }
+      onMessage(message);
+    });
     return {
       write: (message) => {
         if (open) {
@@ -101,7 +141,8 @@ export class WorkerChannel implements UpdateSender {
 
   /**
    * Sends one update request. The requests of every task sent in the same turn of the event loop go out
-   * together, as one `PublishUpdates` call (each with its own outcome); its deadline is the earliest of theirs.
+   * together, each with its own outcome: on the session once the platform welcomed it (`SessionUpdates`),
+   * else as one `PublishUpdates` call. Their deadline is the earliest of theirs.
    */
   send(request: workerPb.PublishUpdateRequest, timeoutMs: number): Promise<SendResult> {
     return new Promise((resolve) => {
@@ -117,6 +158,10 @@ export class WorkerChannel implements UpdateSender {
     this.flushScheduled = false;
     while (this.queued.length > 0) {
       const batch = this.queued.splice(0, MAX_REQUESTS_PER_CALL);
+      if (this.session) {
+        this.sendOnSession(this.session, batch);
+        continue;
+      }
       const metadata = this.metadata();
       if (this.workerId) {
         metadata.set('x-worker-id', this.workerId);
@@ -136,6 +181,40 @@ export class WorkerChannel implements UpdateSender {
         },
       );
     }
+  }
+
+  /** Sends a batch on the session; its answer (or the session's end, or its deadline) settles it. */
+  private sendOnSession(
+    session: ClientDuplexStream<workerPb.WorkerMessage, workerPb.PlatformMessage>,
+    batch: QueuedRequest[],
+  ): void {
+    const batchId = String(++this.nextBatch);
+    const deadline = Math.min(...batch.map((queued) => queued.deadline));
+    const timer = setTimeout(
+      () => {
+        if (this.sent.delete(batchId)) {
+          const late: UpdateFailure = {
+            code: GrpcStatus.DEADLINE_EXCEEDED,
+            reason: undefined,
+            message: 'the platform did not answer the updates in time',
+          };
+          batch.forEach((queued) => queued.resolve({ ok: false, failure: late }));
+        }
+      },
+      Math.max(0, deadline - Date.now()),
+    );
+    this.sent.set(batchId, { session, batch, timer });
+    session.write({ updates: { batchId, requests: batch.map((queued) => queued.request) } });
+  }
+
+  private applied({ batchId, outcomes }: workerPb.SessionUpdatesApplied): void {
+    const sent = this.sent.get(batchId);
+    if (!sent) {
+      return;
+    }
+    clearTimeout(sent.timer);
+    this.sent.delete(batchId);
+    sent.batch.forEach((queued, index) => queued.resolve(resultOf(outcomes[index])));
   }
 
   /** Hands a lease back (`ReleaseLease`); resolves with the outcome, never rejects. */

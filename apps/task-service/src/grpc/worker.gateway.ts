@@ -187,6 +187,12 @@ export class WorkerGateway {
         }
       } else if (message.heartbeat && session) {
         this.renewLeases(session, message.heartbeat.leases);
+      } else if (message.updates && session) {
+        const { batchId, requests } = message.updates;
+        const from = session;
+        void this.applyAll(requests, { identity, workerId: from.workerId }).then((outcomes) =>
+          from.send({ updatesApplied: { batchId, outcomes } }),
+        );
       }
     });
     call.on('end', () => {
@@ -284,9 +290,31 @@ export class WorkerGateway {
         `at most ${MAX_REQUESTS_PER_CALL} requests per call`,
       );
     }
-    const worker = await this.callingWorker(metadata);
+    return this.applyAll(request.requests, await this.callingWorker(metadata));
+  }
+
+  /** Each request applied on its own; one outcome per request, in order (never rejects). */
+  private applyAll(
+    requests: readonly workerPb.PublishUpdateRequest[],
+    worker: CallingWorker,
+  ): Promise<workerPb.PublishOutcome[]> {
+    if (requests.length > MAX_REQUESTS_PER_CALL) {
+      const refused = grpcError(
+        GrpcStatus.INVALID_ARGUMENT,
+        'INVALID_UPDATE',
+        `at most ${MAX_REQUESTS_PER_CALL} requests per call`,
+      );
+      return Promise.resolve(
+        requests.map(() => ({
+          code: refused.code,
+          version: 0,
+          reason: refused.reason,
+          message: refused.message,
+        })),
+      );
+    }
     return Promise.all(
-      request.requests.map((one) =>
+      requests.map((one) =>
         this.applyUpdate(one, worker).then(
           (version) => ({ code: GrpcStatus.OK, version, reason: '', message: '' }),
           (error: unknown) => {

@@ -27,7 +27,27 @@ export const protobufPackage = "platform.worker.v1";
 
 export interface WorkerMessage {
   hello?: Hello | undefined;
-  heartbeat?: Heartbeat | undefined;
+  heartbeat?:
+    | Heartbeat
+    | undefined;
+  /**
+   * PublishUpdates on the session (after the welcome): the same requests, applied the same way, answered by
+   * `updates_applied` with the same batch id. Cheaper than a call per batch; if the session ends before the
+   * answer, the outcome is unknown and the worker sends the requests again with the same update ids.
+   */
+  updates?: SessionUpdates | undefined;
+}
+
+export interface SessionUpdates {
+  /** Chosen by the worker, unique among its unanswered batches on this session. */
+  batchId: string;
+  requests: PublishUpdateRequest[];
+}
+
+export interface SessionUpdatesApplied {
+  batchId: string;
+  /** One per request, in the same order (as PublishUpdatesResponse.outcomes). */
+  outcomes: PublishOutcome[];
 }
 
 export interface Hello {
@@ -54,6 +74,7 @@ export interface PlatformMessage {
   assignment?: Assignment | undefined;
   cancel?: CancelRequest | undefined;
   leaseRevoked?: LeaseRevoked | undefined;
+  updatesApplied?: SessionUpdatesApplied | undefined;
 }
 
 export interface Welcome {
@@ -192,7 +213,7 @@ export interface ReleaseLeaseResponse {
 }
 
 function createBaseWorkerMessage(): WorkerMessage {
-  return { hello: undefined, heartbeat: undefined };
+  return { hello: undefined, heartbeat: undefined, updates: undefined };
 }
 
 export const WorkerMessage: MessageFns<WorkerMessage> = {
@@ -202,6 +223,9 @@ export const WorkerMessage: MessageFns<WorkerMessage> = {
     }
     if (message.heartbeat !== undefined) {
       Heartbeat.encode(message.heartbeat, writer.uint32(18).fork()).join();
+    }
+    if (message.updates !== undefined) {
+      SessionUpdates.encode(message.updates, writer.uint32(26).fork()).join();
     }
     return writer;
   },
@@ -229,6 +253,14 @@ export const WorkerMessage: MessageFns<WorkerMessage> = {
           message.heartbeat = Heartbeat.decode(reader, reader.uint32());
           continue;
         }
+        case 3: {
+          if (tag !== 26) {
+            break;
+          }
+
+          message.updates = SessionUpdates.decode(reader, reader.uint32());
+          continue;
+        }
       }
       if ((tag & 7) === 4 || tag === 0) {
         break;
@@ -242,6 +274,7 @@ export const WorkerMessage: MessageFns<WorkerMessage> = {
     return {
       hello: isSet(object.hello) ? Hello.fromJSON(object.hello) : undefined,
       heartbeat: isSet(object.heartbeat) ? Heartbeat.fromJSON(object.heartbeat) : undefined,
+      updates: isSet(object.updates) ? SessionUpdates.fromJSON(object.updates) : undefined,
     };
   },
 
@@ -252,6 +285,9 @@ export const WorkerMessage: MessageFns<WorkerMessage> = {
     }
     if (message.heartbeat !== undefined) {
       obj.heartbeat = Heartbeat.toJSON(message.heartbeat);
+    }
+    if (message.updates !== undefined) {
+      obj.updates = SessionUpdates.toJSON(message.updates);
     }
     return obj;
   },
@@ -265,6 +301,165 @@ export const WorkerMessage: MessageFns<WorkerMessage> = {
     message.heartbeat = (object.heartbeat !== undefined && object.heartbeat !== null)
       ? Heartbeat.fromPartial(object.heartbeat)
       : undefined;
+    message.updates = (object.updates !== undefined && object.updates !== null)
+      ? SessionUpdates.fromPartial(object.updates)
+      : undefined;
+    return message;
+  },
+};
+
+function createBaseSessionUpdates(): SessionUpdates {
+  return { batchId: "", requests: [] };
+}
+
+export const SessionUpdates: MessageFns<SessionUpdates> = {
+  encode(message: SessionUpdates, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.batchId !== "") {
+      writer.uint32(10).string(message.batchId);
+    }
+    for (const v of message.requests) {
+      PublishUpdateRequest.encode(v!, writer.uint32(18).fork()).join();
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): SessionUpdates {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const end = length === undefined ? reader.len : reader.pos + length;
+    const message = createBaseSessionUpdates();
+    while (reader.pos < end) {
+      const tag = reader.uint32();
+      switch (tag >>> 3) {
+        case 1: {
+          if (tag !== 10) {
+            break;
+          }
+
+          message.batchId = reader.string();
+          continue;
+        }
+        case 2: {
+          if (tag !== 18) {
+            break;
+          }
+
+          message.requests.push(PublishUpdateRequest.decode(reader, reader.uint32()));
+          continue;
+        }
+      }
+      if ((tag & 7) === 4 || tag === 0) {
+        break;
+      }
+      reader.skip(tag & 7);
+    }
+    return message;
+  },
+
+  fromJSON(object: any): SessionUpdates {
+    return {
+      batchId: isSet(object.batchId) ? globalThis.String(object.batchId) : "",
+      requests: globalThis.Array.isArray(object?.requests)
+        ? object.requests.map((e: any) => PublishUpdateRequest.fromJSON(e))
+        : [],
+    };
+  },
+
+  toJSON(message: SessionUpdates): unknown {
+    const obj: any = {};
+    if (message.batchId !== "") {
+      obj.batchId = message.batchId;
+    }
+    if (message.requests?.length) {
+      obj.requests = message.requests.map((e) => PublishUpdateRequest.toJSON(e));
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<SessionUpdates>, I>>(base?: I): SessionUpdates {
+    return SessionUpdates.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<SessionUpdates>, I>>(object: I): SessionUpdates {
+    const message = createBaseSessionUpdates();
+    message.batchId = object.batchId ?? "";
+    message.requests = object.requests?.map((e) => PublishUpdateRequest.fromPartial(e)) || [];
+    return message;
+  },
+};
+
+function createBaseSessionUpdatesApplied(): SessionUpdatesApplied {
+  return { batchId: "", outcomes: [] };
+}
+
+export const SessionUpdatesApplied: MessageFns<SessionUpdatesApplied> = {
+  encode(message: SessionUpdatesApplied, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.batchId !== "") {
+      writer.uint32(10).string(message.batchId);
+    }
+    for (const v of message.outcomes) {
+      PublishOutcome.encode(v!, writer.uint32(18).fork()).join();
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): SessionUpdatesApplied {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const end = length === undefined ? reader.len : reader.pos + length;
+    const message = createBaseSessionUpdatesApplied();
+    while (reader.pos < end) {
+      const tag = reader.uint32();
+      switch (tag >>> 3) {
+        case 1: {
+          if (tag !== 10) {
+            break;
+          }
+
+          message.batchId = reader.string();
+          continue;
+        }
+        case 2: {
+          if (tag !== 18) {
+            break;
+          }
+
+          message.outcomes.push(PublishOutcome.decode(reader, reader.uint32()));
+          continue;
+        }
+      }
+      if ((tag & 7) === 4 || tag === 0) {
+        break;
+      }
+      reader.skip(tag & 7);
+    }
+    return message;
+  },
+
+  fromJSON(object: any): SessionUpdatesApplied {
+    return {
+      batchId: isSet(object.batchId) ? globalThis.String(object.batchId) : "",
+      outcomes: globalThis.Array.isArray(object?.outcomes)
+        ? object.outcomes.map((e: any) => PublishOutcome.fromJSON(e))
+        : [],
+    };
+  },
+
+  toJSON(message: SessionUpdatesApplied): unknown {
+    const obj: any = {};
+    if (message.batchId !== "") {
+      obj.batchId = message.batchId;
+    }
+    if (message.outcomes?.length) {
+      obj.outcomes = message.outcomes.map((e) => PublishOutcome.toJSON(e));
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<SessionUpdatesApplied>, I>>(base?: I): SessionUpdatesApplied {
+    return SessionUpdatesApplied.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<SessionUpdatesApplied>, I>>(object: I): SessionUpdatesApplied {
+    const message = createBaseSessionUpdatesApplied();
+    message.batchId = object.batchId ?? "";
+    message.outcomes = object.outcomes?.map((e) => PublishOutcome.fromPartial(e)) || [];
     return message;
   },
 };
@@ -498,7 +693,13 @@ export const LeaseRef: MessageFns<LeaseRef> = {
 };
 
 function createBasePlatformMessage(): PlatformMessage {
-  return { welcome: undefined, assignment: undefined, cancel: undefined, leaseRevoked: undefined };
+  return {
+    welcome: undefined,
+    assignment: undefined,
+    cancel: undefined,
+    leaseRevoked: undefined,
+    updatesApplied: undefined,
+  };
 }
 
 export const PlatformMessage: MessageFns<PlatformMessage> = {
@@ -514,6 +715,9 @@ export const PlatformMessage: MessageFns<PlatformMessage> = {
     }
     if (message.leaseRevoked !== undefined) {
       LeaseRevoked.encode(message.leaseRevoked, writer.uint32(34).fork()).join();
+    }
+    if (message.updatesApplied !== undefined) {
+      SessionUpdatesApplied.encode(message.updatesApplied, writer.uint32(42).fork()).join();
     }
     return writer;
   },
@@ -557,6 +761,14 @@ export const PlatformMessage: MessageFns<PlatformMessage> = {
           message.leaseRevoked = LeaseRevoked.decode(reader, reader.uint32());
           continue;
         }
+        case 5: {
+          if (tag !== 42) {
+            break;
+          }
+
+          message.updatesApplied = SessionUpdatesApplied.decode(reader, reader.uint32());
+          continue;
+        }
       }
       if ((tag & 7) === 4 || tag === 0) {
         break;
@@ -572,6 +784,7 @@ export const PlatformMessage: MessageFns<PlatformMessage> = {
       assignment: isSet(object.assignment) ? Assignment.fromJSON(object.assignment) : undefined,
       cancel: isSet(object.cancel) ? CancelRequest.fromJSON(object.cancel) : undefined,
       leaseRevoked: isSet(object.leaseRevoked) ? LeaseRevoked.fromJSON(object.leaseRevoked) : undefined,
+      updatesApplied: isSet(object.updatesApplied) ? SessionUpdatesApplied.fromJSON(object.updatesApplied) : undefined,
     };
   },
 
@@ -588,6 +801,9 @@ export const PlatformMessage: MessageFns<PlatformMessage> = {
     }
     if (message.leaseRevoked !== undefined) {
       obj.leaseRevoked = LeaseRevoked.toJSON(message.leaseRevoked);
+    }
+    if (message.updatesApplied !== undefined) {
+      obj.updatesApplied = SessionUpdatesApplied.toJSON(message.updatesApplied);
     }
     return obj;
   },
@@ -608,6 +824,9 @@ export const PlatformMessage: MessageFns<PlatformMessage> = {
       : undefined;
     message.leaseRevoked = (object.leaseRevoked !== undefined && object.leaseRevoked !== null)
       ? LeaseRevoked.fromPartial(object.leaseRevoked)
+      : undefined;
+    message.updatesApplied = (object.updatesApplied !== undefined && object.updatesApplied !== null)
+      ? SessionUpdatesApplied.fromPartial(object.updatesApplied)
       : undefined;
     return message;
   },
