@@ -1,17 +1,10 @@
 import type { DemoConfig } from '@lib/config';
 import { seedTenant } from '@lib/tenancy';
-import { AGENT_PROFILES, type ExampleAgentId } from '@lib/worker-sdk';
+import { AGENT_PROFILES, EXAMPLE_AGENT_IDS } from '@lib/worker-sdk';
 import type { Pool } from 'pg';
 
 /** The example agents every fresh platform hosts for the demo tenant. */
-export const EXAMPLE_AGENTS = [
-  'echo',
-  'interview',
-  'countdown',
-  'tck',
-  'units',
-] as const satisfies readonly ExampleAgentId[];
-export type ExampleAgent = (typeof EXAMPLE_AGENTS)[number];
+export const EXAMPLE_AGENTS = EXAMPLE_AGENT_IDS;
 
 /** Worker credential of a demo agent: bound to (demo tenant, agent). */
 export function demoWorkerSecret(config: DemoConfig, agentId: string): string {

@@ -1,4 +1,5 @@
 import { processEnv } from '@lib/config';
+import { EXAMPLE_AGENT_IDS } from '@lib/worker-sdk';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { createServer } from 'node:net';
@@ -169,7 +170,7 @@ export async function startStandalone(
   ).start();
   try {
     await proc.waitForOutput(/A2A platform ready/);
-    for (const agent of ['echo', 'interview', 'countdown', 'tck', 'units']) {
+    for (const agent of EXAMPLE_AGENT_IDS) {
       await proc.waitForOutput(new RegExp(`serves ${agent}\\b`));
     }
   } catch (error) {

@@ -219,3 +219,6 @@ export const AGENT_PROFILES: Readonly<Record<ExampleAgentId, AgentProfile>> = {
     messageReplies: true,
   },
 };
+
+/** Every example agent, in the order the platform starts them (`npm start`, the test platforms). */
+export const EXAMPLE_AGENT_IDS = Object.keys(AGENT_PROFILES) as readonly ExampleAgentId[];

@@ -10,6 +10,7 @@ export { agentMessage, textPart, type MessageScope } from './agent-messages';
 export { AgentWorker, type AgentWorkerOptions, type WorkerState } from './agent-worker';
 export {
   AGENT_PROFILES,
+  EXAMPLE_AGENT_IDS,
   type AgentProfile,
   type AgentProfileSkill,
   type ExampleAgentId,

@@ -6,6 +6,7 @@ import {
   uniqueTopic,
   type PlatformProcess,
 } from '@lib/testing';
+import { EXAMPLE_AGENT_IDS } from '@lib/worker-sdk';
 import { readdirSync, readFileSync } from 'node:fs';
 import type { Pool } from 'pg';
 import { createTopic, deleteTopic } from '../../../apps/relay/test/support/topic';
@@ -97,7 +98,7 @@ export async function startFaultPlatform(
 /** Waits for the (re)started platform process to be ready with all five workers connected. */
 async function waitUntilServing(proc: PlatformProcess): Promise<void> {
   await proc.waitForOutput(/A2A platform ready/, 60_000);
-  for (const agent of ['echo', 'interview', 'countdown', 'tck', 'units']) {
+  for (const agent of EXAMPLE_AGENT_IDS) {
     await proc.waitForOutput(new RegExp(`serves ${agent}\\b`), 30_000);
   }
 }
