@@ -93,7 +93,7 @@ import { monitorEventLoopDelay, performance } from 'node:perf_hooks';
 import { Client, Pool, type PoolClient } from 'pg';
 import { createClient } from 'redis';
 import { ascending, fmt, percentile, printMachine, table } from './support/figures';
-import { postRpc, rpcBody, rpcHeaders, type RpcEndpoint } from './support/json-rpc-http';
+import { postRpc, rpcBody, rpcRequest, type RpcEndpoint } from './support/json-rpc-http';
 import {
   CLOCK_TICKS,
   machineBusyTicks,
@@ -1913,38 +1913,28 @@ function subscribe(endpoint: RpcEndpoint, task: number, taskId: string): OpenSub
       record.at.push(at);
     };
     const body = rpcBody('SubscribeToTask', { id: taskId });
-    const req = httpRequest(
-      {
-        host: endpoint.host,
-        port: endpoint.port,
-        path: endpoint.path,
-        method: 'POST',
-        agent: endpoint.agent,
-        headers: rpcHeaders(body, SSE_API_KEY),
-      },
-      (res) => {
-        res.setEncoding('utf8');
-        let buffer = '';
-        if (!String(res.headers['content-type'] ?? '').startsWith('text/event-stream')) {
-          res.on('data', (chunk: string) => (buffer += chunk));
-          res.on('end', () => finish(`no stream: HTTP ${res.statusCode} ${buffer.slice(0, 160)}`));
-          res.on('error', (error) => finish(`response: ${error.message}`));
-          return;
-        }
-        res.on('data', (chunk: string) => {
-          const at = wallMs();
-          buffer += chunk;
-          let cut = buffer.indexOf('\n\n');
-          while (cut >= 0) {
-            onFrame(buffer.slice(0, cut), at);
-            buffer = buffer.slice(cut + 2);
-            cut = buffer.indexOf('\n\n');
-          }
-        });
-        res.on('end', () => finish(null));
+    const req = httpRequest(rpcRequest(endpoint, body, SSE_API_KEY), (res) => {
+      res.setEncoding('utf8');
+      let buffer = '';
+      if (!String(res.headers['content-type'] ?? '').startsWith('text/event-stream')) {
+        res.on('data', (chunk: string) => (buffer += chunk));
+        res.on('end', () => finish(`no stream: HTTP ${res.statusCode} ${buffer.slice(0, 160)}`));
         res.on('error', (error) => finish(`response: ${error.message}`));
-      },
-    );
+        return;
+      }
+      res.on('data', (chunk: string) => {
+        const at = wallMs();
+        buffer += chunk;
+        let cut = buffer.indexOf('\n\n');
+        while (cut >= 0) {
+          onFrame(buffer.slice(0, cut), at);
+          buffer = buffer.slice(cut + 2);
+          cut = buffer.indexOf('\n\n');
+        }
+      });
+      res.on('end', () => finish(null));
+      res.on('error', (error) => finish(`response: ${error.message}`));
+    });
     abort = () => {
       req.destroy();
       finish('aborted');

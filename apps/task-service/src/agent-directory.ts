@@ -65,14 +65,9 @@ export class AgentDirectory {
     return (await this.settings(tenantId, agentId)).policy;
   }
 
-  /** Media types the agent accepts: its default input modes and every skill's. */
-  async inputModes(tenantId: string, agentId: string): Promise<string[]> {
-    return (await this.settings(tenantId, agentId)).inputModes;
-  }
-
-  /** Whether the agent may answer a new message with a bare Message instead of a task (ADR 0009). */
-  async messageReplies(tenantId: string, agentId: string): Promise<boolean> {
-    return (await this.settings(tenantId, agentId)).messageReplies;
+  /** What SendMessage needs of the agent: the media types it accepts and whether it may reply (ADR 0009). */
+  async intake(tenantId: string, agentId: string): Promise<AgentIntake> {
+    return (await this.settings(tenantId, agentId)).intake;
   }
 
   private async settings(tenantId: string, agentId: string): Promise<AgentSettings> {
@@ -97,22 +92,34 @@ export class AgentDirectory {
     const agent: AgentSettings = row
       ? {
           policy: { onLeaseLost: row.on_lease_lost, maxAttempts: row.max_attempts },
-          inputModes: [
-            ...new Set([
-              ...(row.profile.defaultInputModes ?? []),
-              ...(row.profile.skills ?? []).flatMap((skill) => skill.inputModes ?? []),
-            ]),
-          ],
-          messageReplies: row.profile.messageReplies === true,
+          intake: {
+            inputModes: [
+              ...new Set([
+                ...(row.profile.defaultInputModes ?? []),
+                ...(row.profile.skills ?? []).flatMap((skill) => skill.inputModes ?? []),
+              ]),
+            ],
+            messageReplies: row.profile.messageReplies === true,
+          },
         }
-      : { policy: { onLeaseLost: 'fail', maxAttempts: 1 }, inputModes: [], messageReplies: false };
+      : {
+          policy: { onLeaseLost: 'fail', maxAttempts: 1 },
+          intake: { inputModes: [], messageReplies: false },
+        };
     this.agents.set(key, { agent, until: Date.now() + CACHE_TTL_MS });
     return agent;
   }
 }
 
+/** What SendMessage needs of an agent. */
+export interface AgentIntake {
+  /** Media types the agent accepts: its default input modes and every skill's. */
+  inputModes: string[];
+  /** The agent may answer a new message with a bare Message instead of a task (ADR 0009). */
+  messageReplies: boolean;
+}
+
 interface AgentSettings {
   policy: LeasePolicy;
-  inputModes: string[];
-  messageReplies: boolean;
+  intake: AgentIntake;
 }

@@ -1,7 +1,9 @@
 import type { AgentCard, JsonObject, JsonValue } from './model';
 import {
+  fieldDescriptor as field,
   isDefaultValue,
   isPlainObject,
+  messageKind as message,
   type FieldDescriptor,
   type FieldKind,
   type MessageDescriptor,
@@ -13,16 +15,6 @@ import {
 const STRING: FieldKind = { type: 'string' };
 const BOOL: FieldKind = { type: 'bool' };
 const STRUCT: FieldKind = { type: 'struct' };
-const message = (descriptor: MessageDescriptor): FieldKind => ({ type: 'message', descriptor });
-
-function field(
-  proto: string,
-  kind: FieldKind,
-  options: Omit<FieldDescriptor, 'proto' | 'json' | 'kind'> = {},
-): FieldDescriptor {
-  const json = proto.replace(/_([a-z0-9])/g, (_, c: string) => c.toUpperCase());
-  return { proto, json, kind, ...options };
-}
 
 const REQUIRED = { required: true } as const;
 const REPEATED = { cardinality: 'repeated' } as const;

@@ -19,6 +19,7 @@ import {
   initialTaskState,
   taskStreamId,
   type TaskCommand,
+  type TaskEvent,
 } from '@lib/task-domain';
 import { Inject, Injectable } from '@nestjs/common';
 import { createHash } from 'node:crypto';
@@ -58,14 +59,14 @@ export class SendMessageHandler {
   async execute(input: unknown, ctx: CallContext): Promise<Versioned<SendMessageResponse>> {
     const request = decodeSendMessageRequest(input);
     const { message } = request;
-    assertAcceptedParts(message, await this.agents.inputModes(ctx.tenantId, ctx.agentId));
+    const agent = await this.agents.intake(ctx.tenantId, ctx.agentId);
+    assertAcceptedParts(message, agent.inputModes);
     if (message.taskId) {
       // Only the owner may continue a task; anyone else sees TaskNotFound.
       await this.views.get(ctx, message.taskId);
     }
     // A new message to an agent that may answer it with a bare Message opens an exchange (ADR 0009).
-    const mayReply =
-      !message.taskId && (await this.agents.messageReplies(ctx.tenantId, ctx.agentId));
+    const mayReply = !message.taskId && agent.messageReplies;
     const accepted = await this.accept(ctx, request, mayReply);
     const config = request.configuration;
     const read = (): Promise<TaskViewRecord> => this.read(ctx, accepted.taskId);
@@ -111,9 +112,7 @@ export class SendMessageHandler {
     if (found) {
       return found;
     }
-    const streamId = taskStreamId(ctx.tenantId, taskId);
-    const history = await this.store.readStreams([{ tenantId: ctx.tenantId, streamId }]);
-    const state = foldTask(history.get(streamId)?.events ?? []);
+    const state = foldTask(await this.events(ctx, taskId));
     if (
       state.status === 'absent' ||
       state.agentId !== ctx.agentId ||
@@ -124,12 +123,17 @@ export class SendMessageHandler {
     return recordOf(state);
   }
 
-  /** An exchange the agent answered with a task, as it stood before the agent's first update. */
-  private async asAccepted(ctx: CallContext, taskId: string): Promise<TaskViewRecord> {
+  /** The task stream's events, read from the log. */
+  private async events(ctx: CallContext, taskId: string): Promise<TaskEvent[]> {
     const streamId = taskStreamId(ctx.tenantId, taskId);
     const history = await this.store.readStreams([{ tenantId: ctx.tenantId, streamId }]);
+    return history.get(streamId)?.events ?? [];
+  }
+
+  /** An exchange the agent answered with a task, as it stood before the agent's first update. */
+  private async asAccepted(ctx: CallContext, taskId: string): Promise<TaskViewRecord> {
     let state = initialTaskState();
-    for (const event of history.get(streamId)?.events ?? []) {
+    for (const event of await this.events(ctx, taskId)) {
       const next = evolve(state, event);
       if (next.status === 'present' && next.answer.kind === 'task') {
         break;

@@ -51,8 +51,7 @@ function setUp(room = 0) {
   const writer = new TaskWriter(store, new CountingIds());
   const dispatcher = new FakeDispatcher(room);
   const agents = {
-    inputModes: () => Promise.resolve(['text/plain']),
-    messageReplies: () => Promise.resolve(false),
+    intake: () => Promise.resolve({ inputModes: ['text/plain'], messageReplies: false }),
   } as unknown as AgentDirectory;
   // The task view as the store's appends left it.
   const find = (call: CallContext, taskId: string) => {

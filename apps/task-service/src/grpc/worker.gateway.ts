@@ -304,28 +304,13 @@ export class WorkerGateway {
         'INVALID_UPDATE',
         `at most ${MAX_REQUESTS_PER_CALL} requests per call`,
       );
-      return Promise.resolve(
-        requests.map(() => ({
-          code: refused.code,
-          version: 0,
-          reason: refused.reason,
-          message: refused.message,
-        })),
-      );
+      return Promise.resolve(requests.map(() => refusal(refused)));
     }
     return Promise.all(
       requests.map((one) =>
         this.applyUpdate(one, worker).then(
           (version) => ({ code: GrpcStatus.OK, version, reason: '', message: '' }),
-          (error: unknown) => {
-            const refused = this.toGrpcError(error);
-            return {
-              code: refused.code,
-              version: 0,
-              reason: refused.reason,
-              message: refused.message,
-            };
-          },
+          (error: unknown) => refusal(this.toGrpcError(error)),
         ),
       ),
     );
@@ -443,6 +428,11 @@ export class WorkerGateway {
     this.logger.error(`worker update failed: ${String(error)}`);
     return grpcError(GrpcStatus.INTERNAL, 'INTERNAL', 'internal error');
   }
+}
+
+/** The outcome of a request that `error` refused (what PublishUpdate would have ended with). */
+function refusal(error: GrpcError): workerPb.PublishOutcome {
+  return { code: error.code, version: 0, reason: error.reason, message: error.message };
 }
 
 /**

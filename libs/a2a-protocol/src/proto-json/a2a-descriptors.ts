@@ -14,12 +14,14 @@ import {
   type TaskStatus,
 } from '../model';
 import { decode } from './decoder';
-import type {
-  FieldDescriptor,
-  FieldKind,
-  MessageDescriptor,
-  MessageRule,
-  ProtoJsonLimits,
+import {
+  fieldDescriptor as field,
+  type FieldKind,
+  type FieldOptions,
+  messageKind as message,
+  type MessageDescriptor,
+  type MessageRule,
+  type ProtoJsonLimits,
 } from './descriptor';
 import { isListPageToken } from './page-token';
 import { isPlainObject } from './scalars';
@@ -58,25 +60,10 @@ const TIMESTAMP: FieldKind = { type: 'timestamp' };
 const BYTES: FieldKind = { type: 'bytes' };
 const TASK_STATE: FieldKind = { type: 'enum', name: 'TaskState', values: TASK_STATES };
 const ROLE: FieldKind = { type: 'enum', name: 'Role', values: ROLES };
-const message = (descriptor: MessageDescriptor): FieldKind => ({ type: 'message', descriptor });
-
-function field(
-  proto: string,
-  kind: FieldKind,
-  options: Omit<FieldDescriptor, 'proto' | 'json' | 'kind'> = {},
-): FieldDescriptor {
-  return {
-    proto,
-    json: proto.replace(/_([a-z0-9])/g, (_m, c: string) => c.toUpperCase()),
-    kind,
-    ...options,
-  };
-}
-
 const metadataField = field('metadata', STRUCT, { limit: 'maxMetadataBytes' });
 const tenantField = field('tenant', STRING);
 /** A client-chosen identifier (see {@link ProtoJsonLimits.maxIdLength}). */
-const idField = (proto: string, options: Omit<FieldDescriptor, 'proto' | 'json' | 'kind'> = {}) =>
+const idField = (proto: string, options: FieldOptions = {}) =>
   field(proto, STRING, { limit: 'maxIdLength', ...options });
 
 const PART: MessageDescriptor = {

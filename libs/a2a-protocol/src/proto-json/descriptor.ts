@@ -48,6 +48,24 @@ export type FieldKind =
   | { readonly type: 'timestamp' }
   | { readonly type: 'bytes' };
 
+/** What a descriptor table says of a field beyond its names and kind. */
+export type FieldOptions = Omit<FieldDescriptor, 'proto' | 'json' | 'kind'>;
+
+/** A field by its proto name; its JSON name is the lowerCamelCase of it (ProtoJSON's rule). */
+export function fieldDescriptor(
+  proto: string,
+  kind: FieldKind,
+  options: FieldOptions = {},
+): FieldDescriptor {
+  const json = proto.replace(/_([a-z0-9])/g, (_m, c: string) => c.toUpperCase());
+  return { proto, json, kind, ...options };
+}
+
+/** The kind of a field holding the message `descriptor` describes. */
+export function messageKind(descriptor: MessageDescriptor): FieldKind {
+  return { type: 'message', descriptor };
+}
+
 export interface FieldDescriptor {
   /** The proto (snake_case) name, also accepted on input. */
   readonly proto: string;
