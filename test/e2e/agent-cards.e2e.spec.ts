@@ -192,7 +192,7 @@ describe('cards with URLs from the request (no PUBLIC_BASE_URL) and an ephemeral
       name: AGENT_PROFILES.echo.name,
       description: AGENT_PROFILES.echo.description,
       version: AGENT_PROFILES.echo.version,
-      capabilities: { streaming: true, pushNotifications: false, extendedAgentCard: true },
+      capabilities: { streaming: true, pushNotifications: true, extendedAgentCard: true },
       skills: AGENT_PROFILES.echo.skills,
     });
   });

@@ -89,7 +89,7 @@ describe('agent cards (§10.11, §13 "Agent card")', () => {
         version: profile.version,
         capabilities: {
           streaming: true,
-          pushNotifications: false,
+          pushNotifications: true,
           // Only echo offers an extended card to authenticated callers (test/e2e/agent-cards.e2e.spec.ts).
           extendedAgentCard: agent === 'echo',
           extensions: [
@@ -193,7 +193,7 @@ describe('agent cards (§10.11, §13 "Agent card")', () => {
       protocolVersion: '1.0',
     });
     expect(apiKeyHeaderOf(echo.card)).toBe('X-API-Key');
-    expect(echo.card.capabilities).toMatchObject({ streaming: true, pushNotifications: false });
+    expect(echo.card.capabilities).toMatchObject({ streaming: true, pushNotifications: true });
     expect(echo.client.protocolVersion).toBe('1.0');
     const cardFetch = echo.exchanges[0]!;
     expect(cardFetch).toMatchObject({

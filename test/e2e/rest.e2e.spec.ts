@@ -217,22 +217,26 @@ describe.each(BASES)('every route on the %s base URL (§8.2)', (kind) => {
     },
   );
 
-  it('the four pushNotificationConfigs routes are PUSH_NOTIFICATION_NOT_SUPPORTED (400)', async () => {
+  it('the four pushNotificationConfigs routes: create (POST), get, list, delete (idempotent)', async () => {
     const tasks = `${base('echo', kind)}/tasks/${completedEcho.id}/pushNotificationConfigs`;
-    const replies = [
-      await rest('POST', tasks, { body: { url: 'https://client.example/hook', token: 't' } }),
-      await rest('GET', `${tasks}/cfg-1`),
-      await rest('GET', `${tasks}?pageSize=10`),
-      await rest('DELETE', `${tasks}/cfg-1`),
-    ];
-    for (const reply of replies) {
-      expectRestError(reply, {
-        http: 400,
-        status: 'FAILED_PRECONDITION',
-        reason: 'PUSH_NOTIFICATION_NOT_SUPPORTED',
-        domain: A2A_DOMAIN,
-      });
+    const config = { id: `cfg-${randomUUID()}`, url: 'https://client.example/hook', token: 't' };
+    const expected = { ...config, taskId: completedEcho.id };
+    const created = await rest('POST', tasks, { body: config });
+    expect([created.status, created.json]).toStrictEqual([200, expected]);
+    const got = await rest('GET', `${tasks}/${config.id}`);
+    expect([got.status, got.json]).toStrictEqual([200, expected]);
+    const listed = await rest('GET', `${tasks}?pageSize=10`);
+    expect([listed.status, listed.json]).toStrictEqual([200, { configs: [expected] }]);
+    for (let time = 0; time < 2; time++) {
+      const deleted = await rest('DELETE', `${tasks}/${config.id}`);
+      expect([deleted.status, deleted.json]).toStrictEqual([200, {}]);
     }
+    expectRestError(await rest('GET', `${tasks}/${config.id}`), {
+      http: 404,
+      status: 'NOT_FOUND',
+      reason: 'TASK_NOT_FOUND',
+      domain: A2A_DOMAIN,
+    });
   });
 
   it.each(['echo', 'interview', 'countdown'])(
@@ -326,7 +330,7 @@ describe('query parameters (§8.2 "Query-parameter rules", §10.5, §10.7)', () 
     });
   });
 
-  it('GET …/pushNotificationConfigs?pageSize=x is INVALID_PARAMS before the capability check', async () => {
+  it('GET …/pushNotificationConfigs?pageSize=x is INVALID_PARAMS', async () => {
     expectRestError(
       await rest(
         'GET',

@@ -9,10 +9,13 @@ import {
   CancelTaskRequest,
   DeleteTaskPushNotificationConfigRequest,
   GetExtendedAgentCardRequest,
+  GetTaskPushNotificationConfigRequest,
   GetTaskRequest,
+  ListTaskPushNotificationConfigsRequest,
   ListTasksRequest,
   Role,
   SubscribeToTaskRequest,
+  TaskPushNotificationConfig,
   TaskState,
   type StreamResponse,
   type Task,
@@ -24,7 +27,6 @@ import {
   type RequestOptions,
 } from '@a2a-js/sdk/client';
 import {
-  PushNotificationNotSupportedError,
   TaskNotCancelableError,
   TaskNotFoundError,
   UnsupportedOperationError,
@@ -456,17 +458,42 @@ describe.each(SDK_TRANSPORTS)('the @a2a-js/sdk client over %s', (transport) => {
       expectOnlyOver(echo, transport, mark);
     });
 
-    it('a push notification config call on an agent without the capability → PushNotificationNotSupportedError', async () => {
+    it('push notification configs: create, get, list and delete on a task of echo (§6 rows 7–11)', async () => {
       const echo = sdk(transport, 'echo');
-      expect(echo.card.capabilities?.pushNotifications).toBe(false);
+      expect(echo.card.capabilities?.pushNotifications).toBe(true);
       const done = asTask(await echo.client.sendMessage(sendRequest(rawUserMessage('push'))));
       const mark = echo.exchanges.length;
-      // The Client checks the card for the other three push calls and throws without asking the server.
+      const config = TaskPushNotificationConfig.fromJSON({
+        taskId: done.id,
+        id: 'config-1',
+        url: 'https://client.example/hook',
+        token: 'tok',
+        authentication: { scheme: 'Bearer', credentials: 'secret' },
+      });
+      const created = await echo.client.createTaskPushNotificationConfig(config);
+      expect(TaskPushNotificationConfig.toJSON(created)).toMatchObject({
+        taskId: done.id,
+        id: 'config-1',
+        url: 'https://client.example/hook',
+        token: 'tok',
+        authentication: { scheme: 'Bearer', credentials: 'secret' },
+      });
+      const got = await echo.client.getTaskPushNotificationConfig(
+        GetTaskPushNotificationConfigRequest.fromJSON({ taskId: done.id, id: 'config-1' }),
+      );
+      expect(got).toStrictEqual(created);
+      const listed = await echo.client.listTaskPushNotificationConfig(
+        ListTaskPushNotificationConfigsRequest.fromJSON({ taskId: done.id }),
+      );
+      expect(listed.configs).toStrictEqual([created]);
+      await echo.client.deleteTaskPushNotificationConfig(
+        DeleteTaskPushNotificationConfigRequest.fromJSON({ taskId: done.id, id: 'config-1' }),
+      );
       await expect(
-        echo.client.deleteTaskPushNotificationConfig(
-          DeleteTaskPushNotificationConfigRequest.fromJSON({ taskId: done.id, id: 'config-1' }),
+        echo.client.getTaskPushNotificationConfig(
+          GetTaskPushNotificationConfigRequest.fromJSON({ taskId: done.id, id: 'config-1' }),
         ),
-      ).rejects.toBeInstanceOf(PushNotificationNotSupportedError);
+      ).rejects.toBeInstanceOf(TaskNotFoundError);
       expectOnlyOver(echo, transport, mark);
     });
 

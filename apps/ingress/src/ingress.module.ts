@@ -80,6 +80,8 @@ export class IngressModule {
         A2aGrpcServer,
         ...local,
       ],
+      // The key that signs cards also signs webhooks (the push dispatcher in the standalone process).
+      exports: [AgentCardKeys],
     };
   }
 }

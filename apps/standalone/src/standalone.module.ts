@@ -1,9 +1,12 @@
 import type { PlatformConfig } from '@lib/config';
 import { Module, type DynamicModule, type Provider } from '@nestjs/common';
 // The standalone process is the one place that composes other apps' modules (ARCHITECTURE.md).
+import { AgentCardKeys } from '../../ingress/src/cards/agent-card.keys';
 import { IngressModule } from '../../ingress/src/ingress.module';
 import { A2aOperations } from '../../ingress/src/operations/a2a-operations';
 import { LocalCommits } from '../../ingress/src/streaming/local-commits';
+import { PushDispatcherModule } from '../../push-dispatcher/src/push-dispatcher.module';
+import { PUSH_SIGNING_KEY } from '../../push-dispatcher/src/tokens';
 import { RelayModule } from '../../relay/src/relay.module';
 import { TaskCommandController } from '../../task-service/src/grpc/task-command.controller';
 import { TaskServiceModule } from '../../task-service/src/task-service.module';
@@ -28,12 +31,22 @@ export class StandaloneModule {
       useFactory: (writer: TaskWriter) => new WriterCommits(writer),
       inject: [TaskWriter],
     };
+    const ingress = IngressModule.forRoot(config, operations, [taskService], [localCommits]);
+    // Webhooks are signed with the card key, which the ingress publishes in its JWK Set.
+    const signingKey: Provider = {
+      provide: PUSH_SIGNING_KEY,
+      useFactory: (keys: AgentCardKeys) => keys.current,
+      inject: [AgentCardKeys],
+    };
     return {
       module: StandaloneModule,
       imports: [
         taskService,
-        IngressModule.forRoot(config, operations, [taskService], [localCommits]),
+        ingress,
         ...(config.START_RELAY ? [RelayModule.forRoot(config)] : []),
+        ...(config.START_PUSH_DISPATCHER
+          ? [PushDispatcherModule.forRoot(config, signingKey, [ingress])]
+          : []),
       ],
     };
   }

@@ -65,7 +65,10 @@ export class AgentDirectory {
     return (await this.settings(tenantId, agentId)).policy;
   }
 
-  /** What SendMessage needs of the agent: the media types it accepts and whether it may reply (ADR 0009). */
+  /**
+   * What SendMessage needs of the agent: the media types it accepts, whether it may reply (ADR 0009) and
+   * whether it allows webhooks (ADR 0010).
+   */
   async intake(tenantId: string, agentId: string): Promise<AgentIntake> {
     return (await this.settings(tenantId, agentId)).intake;
   }
@@ -83,6 +86,7 @@ export class AgentDirectory {
         defaultInputModes?: string[];
         skills?: { inputModes?: string[] }[];
         messageReplies?: boolean;
+        pushNotifications?: boolean;
       };
     }>(
       'SELECT on_lease_lost, max_attempts, profile FROM ops.agents WHERE tenant_id = $1 AND agent_id = $2',
@@ -100,11 +104,12 @@ export class AgentDirectory {
               ]),
             ],
             messageReplies: row.profile.messageReplies === true,
+            pushNotifications: row.profile.pushNotifications === true,
           },
         }
       : {
           policy: { onLeaseLost: 'fail', maxAttempts: 1 },
-          intake: { inputModes: [], messageReplies: false },
+          intake: { inputModes: [], messageReplies: false, pushNotifications: false },
         };
     this.agents.set(key, { agent, until: Date.now() + CACHE_TTL_MS });
     return agent;
@@ -117,6 +122,8 @@ export interface AgentIntake {
   inputModes: string[];
   /** The agent may answer a new message with a bare Message instead of a task (ADR 0009). */
   messageReplies: boolean;
+  /** The agent allows webhooks, inline in SendMessage too (ADR 0010). */
+  pushNotifications: boolean;
 }
 
 interface AgentSettings {

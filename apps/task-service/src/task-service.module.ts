@@ -11,6 +11,7 @@ import type { Pool } from 'pg';
 import { AgentDirectory } from './agent-directory';
 import { Clock, IdGenerator, RandomIds, SystemClock } from './clock';
 import { CancelTaskHandler } from './commands/cancel-task.handler';
+import { PushConfigHandler } from './commands/push-config.handler';
 import { SendMessageHandler } from './commands/send-message.handler';
 import { Dispatcher } from './dispatch/dispatcher';
 import { LeaseSweeper } from './dispatch/lease-sweeper';
@@ -21,6 +22,7 @@ import { WorkerGateway } from './grpc/worker.gateway';
 import { NoticeBus } from './notice-bus';
 import { GetTaskQuery } from './queries/get-task.query';
 import { ListTasksQuery } from './queries/list-tasks.query';
+import { PushConfigs } from './queries/push-configs';
 import { TaskViews } from './queries/task-views';
 import { TaskRepository } from './task.repository';
 import { PG_POOL, TASK_SERVICE_CONFIG } from './tokens';
@@ -71,6 +73,8 @@ export class TaskServiceModule {
         AgentDirectory,
         SendMessageHandler,
         CancelTaskHandler,
+        PushConfigHandler,
+        PushConfigs,
         GetTaskQuery,
         ListTasksQuery,
         Dispatcher,

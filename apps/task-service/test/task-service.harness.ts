@@ -55,6 +55,8 @@ export async function seedTestTenant(
     maxAttempts?: number;
     /** The agent may answer with a bare Message (profile `messageReplies`). */
     messageReplies?: boolean;
+    /** The agent allows webhooks (profile `pushNotifications`). */
+    pushNotifications?: boolean;
   }[],
 ): Promise<void> {
   await seedTenant(db.pool, {
@@ -63,7 +65,7 @@ export async function seedTestTenant(
     apiKeys: [
       { keyId: `${tenantId}-key`, principalId: `${tenantId}-user`, secret: `${tenantId}-key` },
     ],
-    agents: agents.map(({ messageReplies, ...a }) => ({
+    agents: agents.map(({ messageReplies, pushNotifications, ...a }) => ({
       ...a,
       workerSecret: workerSecret(a.agentId, tenantId),
       profile: {
@@ -71,6 +73,7 @@ export async function seedTestTenant(
         description: `${a.agentId} agent`,
         version: '1.0.0',
         ...(messageReplies ? { messageReplies } : {}),
+        ...(pushNotifications ? { pushNotifications } : {}),
       },
     })),
   });
@@ -86,7 +89,15 @@ export interface Caller {
   principalId: string;
 }
 
-type Method = 'sendMessage' | 'getTask' | 'listTasks' | 'cancelTask';
+type Method =
+  | 'sendMessage'
+  | 'getTask'
+  | 'listTasks'
+  | 'cancelTask'
+  | 'createTaskPushNotificationConfig'
+  | 'getTaskPushNotificationConfig'
+  | 'listTaskPushNotificationConfigs'
+  | 'deleteTaskPushNotificationConfig';
 
 /** Calls the internal TaskCommandService as an ingress replica would; A2A errors are thrown as A2aError. */
 export class CommandClient {

@@ -117,6 +117,11 @@ export interface TaskPushNotificationConfig {
   authentication?: AuthenticationInfo;
 }
 
+export interface ListTaskPushNotificationConfigsResponse {
+  configs: TaskPushNotificationConfig[];
+  nextPageToken?: string;
+}
+
 export interface SendMessageConfiguration {
   acceptedOutputModes?: string[];
   taskPushNotificationConfig?: TaskPushNotificationConfig;

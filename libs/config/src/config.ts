@@ -1,3 +1,4 @@
+import { isIP } from 'node:net';
 import { hostname } from 'node:os';
 import { z } from 'zod';
 
@@ -98,6 +99,92 @@ export const relaySchema = z.object({
   RELAY_IDLE_POLL_MS: z.coerce.number().int().positive().default(200),
 });
 
+/** An entry of PUSH_ALLOWLIST: a host name, an IP address, or an IPv4 / IPv6 CIDR. */
+const allowlistEntry = z.string().refine(
+  (entry) => {
+    const [address = '', prefix, extra] = entry.split('/');
+    if (prefix !== undefined) {
+      const width = isIP(address) === 4 ? 32 : isIP(address) === 6 ? 128 : 0;
+      return extra === undefined && /^\d{1,3}$/.test(prefix) && Number(prefix) <= width;
+    }
+    return isIP(entry) !== 0 || /^(?=.{1,253}$)[a-z0-9_-]+(\.[a-z0-9_-]+)*\.?$/i.test(entry);
+  },
+  { message: 'must be a host name, an IP address or a CIDR' },
+);
+
+/**
+ * The push dispatcher (ADR 0010): webhook attempts, backoff, timeouts and the SSRF allowlist. The dispatcher
+ * composes it with `postgresSchema` and the Kafka keys of `relaySchema` (see PushDispatcherConfig).
+ */
+export const pushDispatcherSchema = z.object({
+  /** Attempts of one delivery before it is dead (the first included). */
+  PUSH_MAX_ATTEMPTS: z.coerce.number().int().positive().default(8),
+  /** Backoff before the second attempt; it doubles per attempt, with full jitter. */
+  PUSH_BACKOFF_BASE_MS: ms.default(1_000),
+  /** Longest wait between two attempts, also the longest `Retry-After` honoured. */
+  PUSH_BACKOFF_CAP_MS: ms.default(300_000),
+  /** Name resolution, TCP and TLS of a new connection to a receiver. */
+  PUSH_CONNECT_TIMEOUT_MS: ms.default(5_000),
+  /** From the connection being ready to the receiver's response headers. */
+  PUSH_RESPONSE_TIMEOUT_MS: ms.default(10_000),
+  /** From the response headers to the end of the response body (the status decides the outcome). */
+  PUSH_BODY_TIMEOUT_MS: ms.default(5_000),
+  /** Lane jobs one dispatcher replica runs at once (each holds at most one POST). */
+  PUSH_WORKER_CONCURRENCY: z.coerce.number().int().positive().default(64),
+  /** Sends at once per destination host; a lane whose host is at the limit is re-queued. */
+  PUSH_HOST_CONCURRENCY: z.coerce.number().int().positive().default(16),
+  /** Response bytes read at most; the rest is not read and the connection is closed. */
+  PUSH_RESPONSE_BODY_LIMIT_BYTES: z.coerce.number().int().positive().default(65_536),
+  /**
+   * JSON object: tenant → host names and CIDRs its webhooks may reach although they are reserved (loopback,
+   * private, link-local, …), e.g. `{"acme":["hooks.acme.internal","10.20.0.0/16"]}`.
+   */
+  PUSH_ALLOWLIST: z
+    .string()
+    .default('{}')
+    .transform((text, ctx): unknown => {
+      try {
+        return JSON.parse(text);
+      } catch {
+        ctx.addIssue({ code: z.ZodIssueCode.custom, message: 'must be a JSON object' });
+        return z.NEVER;
+      }
+    })
+    .pipe(z.record(z.string(), z.array(allowlistEntry))),
+  /**
+   * How long a claimed delivery stays claimed: after it, another run may send it again. Keep it above one
+   * whole attempt (PUSH_CONNECT_TIMEOUT_MS + PUSH_RESPONSE_TIMEOUT_MS + PUSH_BODY_TIMEOUT_MS), or a slow
+   * attempt can be doubled.
+   */
+  PUSH_CLAIM_TIMEOUT_MS: ms.default(60_000),
+  /** How often every replica re-schedules, from Postgres, the deliveries Redis lost. */
+  PUSH_RECONCILE_INTERVAL_MS: ms.default(60_000),
+  /** Kafka consumer group of the feed consumers. */
+  PUSH_CONSUMER_GROUP: z.string().min(1).default('push-dispatcher'),
+  /**
+   * Bearer token of the operators' delivery routes (`/admin/push/…`, `npm run push`). Unset: the routes
+   * refuse every request.
+   */
+  PUSH_ADMIN_TOKEN: z.string().min(16).optional(),
+  /** Port of the push dispatcher's HTTP server (its admin routes) when it runs as its own process. */
+  PUSH_DISPATCHER_PORT: port.default(8090),
+  PUSH_DISPATCHER_HOST: z.string().default('127.0.0.1'),
+  /**
+   * Prefix of the dispatcher's BullMQ keys in Redis: platforms that share a Redis need their own (their lane
+   * jobs would otherwise run against each other's databases).
+   */
+  PUSH_QUEUE_PREFIX: z.string().min(1).default('a2a-push'),
+  /** BullMQ's Redis (schedules attempts; the truth is in Postgres). */
+  REDIS_URL: z.string().default('redis://127.0.0.1:6379'),
+});
+
+/** The operators' command line over the push dispatcher's delivery routes (`npm run push`). */
+export const pushAdminClientSchema = z.object({
+  /** Where the delivery routes are served: the standalone process, or a push dispatcher. */
+  PUSH_ADMIN_URL: z.string().url().default('http://127.0.0.1:8080'),
+  PUSH_ADMIN_TOKEN: z.string().min(1),
+});
+
 /** The demo tenant seeded on start-up. */
 export const demoSchema = z.object({
   DEMO_TENANT: z.string().default('demo'),
@@ -124,6 +211,8 @@ export const standaloneSchema = z.object({
   SPAWN_EXAMPLE_WORKERS: bool.default('true'),
   /** Run the Kafka relay in the process (needs a broker at KAFKA_BROKERS). */
   START_RELAY: bool.default('true'),
+  /** Run the push dispatcher in the process (needs the broker and Redis at REDIS_URL). */
+  START_PUSH_DISPATCHER: bool.default('true'),
 });
 
 export const platformSchema = postgresSchema
@@ -131,6 +220,7 @@ export const platformSchema = postgresSchema
   .merge(ingressSchema)
   .merge(demoSchema)
   .merge(relaySchema)
+  .merge(pushDispatcherSchema)
   .merge(standaloneSchema);
 
 export type PostgresConfig = z.infer<typeof postgresSchema>;
@@ -139,6 +229,10 @@ export type IngressConfig = z.infer<typeof ingressSchema>;
 export type DemoConfig = z.infer<typeof demoSchema>;
 export type RelayConfig = z.infer<typeof relaySchema> & PostgresConfig;
 export type WorkerConfig = z.infer<typeof workerSchema>;
+/** Read with `postgresSchema.merge(relaySchema.pick({KAFKA_BROKERS, TASK_EVENTS_TOPIC}))`. */
+export type PushDispatcherConfig = z.infer<typeof pushDispatcherSchema> &
+  PostgresConfig &
+  Pick<z.infer<typeof relaySchema>, 'KAFKA_BROKERS' | 'TASK_EVENTS_TOPIC'>;
 export type PlatformConfig = z.infer<typeof platformSchema>;
 
 /**

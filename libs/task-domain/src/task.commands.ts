@@ -40,6 +40,9 @@ export type TaskCommand =
     }
   | { type: 'ReleaseLease'; leaseEpoch: number; reason: string; now: Date }
   | { type: 'ExpireLease'; leaseEpoch: number; policy: LeasePolicy; messageId: string; now: Date }
-  | { type: 'EnforceCancelDeadline'; now: Date };
+  | { type: 'EnforceCancelDeadline'; now: Date }
+  /** A webhook for the task's later events (its secrets travel beside the events, never in them). */
+  | { type: 'RegisterPushConfig'; configId: string; origin: string }
+  | { type: 'RemovePushConfig'; configId: string };
 
 export type TaskCommandType = TaskCommand['type'];

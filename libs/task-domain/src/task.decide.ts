@@ -143,6 +143,27 @@ export function decide(command: TaskCommand, state: TaskAggregate): TaskEvent[] 
       }
       return [statusEvent({ state: 'TASK_STATE_CANCELED', timestamp: command.now.toISOString() })];
     }
+    case 'RegisterPushConfig': {
+      const task = present(state);
+      if (task.answer.kind === 'reply') {
+        // The exchange ended with a message: no task, and nothing left to deliver.
+        throw taskNotFound(task.task.id);
+      }
+      // A pending exchange takes an inline registration of the message that opened it (ADR 0010).
+      return [
+        {
+          type: 'PushConfigRegistered',
+          data: { configId: command.configId, origin: command.origin },
+        },
+      ];
+    }
+    case 'RemovePushConfig': {
+      const task = shown(state);
+      // Deleting a config that is not there changes nothing and succeeds (spec digest §6: idempotent).
+      return task.pushConfigIds.includes(command.configId)
+        ? [{ type: 'PushConfigRemoved', data: { configId: command.configId } }]
+        : [];
+    }
     default:
       return assertNever(command);
   }

@@ -13,6 +13,7 @@ import { decide, decideAll } from './task.decide';
 import { WorkerUpdateRejected, type WorkerErrorReason } from './task.errors';
 import type { TaskEvent } from './task.events';
 import { evolve, foldTask, initialTaskState, type TaskAggregate } from './task.state';
+import { toStreamResponse } from './task.stream-response';
 
 // ---------------------------------------------------------------------------------------------
 // Fixtures
@@ -984,5 +985,74 @@ describe('message replies (docs/adr/0009-message-replies.md)', () => {
     given(...events)
       .when(requestCancel())
       .thenError('TASK_NOT_FOUND');
+  });
+});
+
+describe('push configs (docs/adr/0010-push-notifications.md)', () => {
+  const register = (configId: string): TaskCommand => ({
+    type: 'RegisterPushConfig',
+    configId,
+    origin: 'https://hooks.example',
+  });
+  const registered = (configId: string): TaskEvent => ({
+    type: 'PushConfigRegistered',
+    data: { configId, origin: 'https://hooks.example' },
+  });
+  const remove = (configId: string): TaskCommand => ({ type: 'RemovePushConfig', configId });
+
+  it('registers webhooks in order; registering an id again replaces it and keeps its place', () => {
+    const one = given(submitted)
+      .when(register('a'))
+      .then([registered('a')]);
+    const two = foldTask([registered('b'), registered('a')], one);
+    expect(two.status === 'present' && two.pushConfigIds).toEqual(['a', 'b']);
+    expect(two.version).toBe(4);
+  });
+
+  it('registers on a task in any state, terminal included', () => {
+    for (const state of [...TERMINAL, ...INTERRUPTED]) {
+      given(submitted, ...reached(state))
+        .when(register('a'))
+        .then([registered('a')]);
+    }
+  });
+
+  it('takes an inline registration on a pending exchange, and none once it ended with a reply', () => {
+    const exchange = submittedEvent({ mayReply: true });
+    given(exchange)
+      .when(register('a'))
+      .then([registered('a')]);
+    const replied: TaskEvent = {
+      type: 'AgentReplied',
+      data: { message: { ...message('ROLE_AGENT', 'r1'), contextId: CONTEXT_ID } },
+    };
+    given(exchange, leaseGranted(1), replied).when(register('a')).thenError('TASK_NOT_FOUND');
+  });
+
+  it('removes a registered webhook; removing an unknown one changes nothing', () => {
+    const after = given(submitted, registered('a'), registered('b'))
+      .when(remove('a'))
+      .then([{ type: 'PushConfigRemoved', data: { configId: 'a' } }]);
+    expect(after.status === 'present' && after.pushConfigIds).toEqual(['b']);
+    given(submitted, registered('a')).when(remove('zzz')).then([]);
+    given(submitted, registered('a'), { type: 'PushConfigRemoved', data: { configId: 'a' } })
+      .when(remove('a'))
+      .then([]);
+  });
+
+  it('knows no webhook of a task that does not exist or is not shown as a task', () => {
+    given().when(register('a')).thenError('TASK_NOT_FOUND');
+    given().when(remove('a')).thenError('TASK_NOT_FOUND');
+    given(submittedEvent({ mayReply: true }))
+      .when(remove('a'))
+      .thenError('TASK_NOT_FOUND');
+  });
+
+  it('shows streams nothing of a registration or a removal', () => {
+    const ref = { taskId: TASK_ID, contextId: CONTEXT_ID };
+    expect(toStreamResponse(registered('a'), ref)).toBeNull();
+    expect(
+      toStreamResponse({ type: 'PushConfigRemoved', data: { configId: 'a' } }, ref),
+    ).toBeNull();
   });
 });

@@ -14,7 +14,9 @@ export type TaskEvent =
   | TaskLeaseGranted
   | TaskLeaseExpired
   | TaskLeaseReleased
-  | AgentReplied;
+  | AgentReplied
+  | PushConfigRegistered
+  | PushConfigRemoved;
 
 export type TaskEventType = TaskEvent['type'];
 
@@ -92,6 +94,28 @@ export interface AgentReplied {
   data: { message: Message };
 }
 
+/**
+ * A webhook was registered for the task's events (spec digest §10.10): the config applies to the events after
+ * this one's generation (with an inline registration in SendMessage, to every event of the append that carries
+ * it). Its URL, token and credentials are not in the log (the log and the Kafka feed are read by users'
+ * systems): they are in `ops.push_configs`, written in the same transaction (docs/adr/0010-push-notifications.md).
+ * Registering an id again replaces that config.
+ */
+export interface PushConfigRegistered {
+  type: 'PushConfigRegistered';
+  data: {
+    configId: string;
+    /** Where deliveries go, without path or secrets: the URL's scheme, host and port (`https://hooks.example`). */
+    origin: string;
+  };
+}
+
+/** A webhook was deleted: no event after this one is delivered to it. */
+export interface PushConfigRemoved {
+  type: 'PushConfigRemoved';
+  data: { configId: string };
+}
+
 /** Registered event type names; a name here is never changed. */
 export const TASK_EVENT_TYPES = [
   'TaskSubmitted',
@@ -104,6 +128,8 @@ export const TASK_EVENT_TYPES = [
   'TaskLeaseExpired',
   'TaskLeaseReleased',
   'AgentReplied',
+  'PushConfigRegistered',
+  'PushConfigRemoved',
 ] as const satisfies readonly TaskEventType[];
 
 /** Schema version of every event type written by this code. */

@@ -106,6 +106,7 @@ describe('evolve: TaskSubmitted', () => {
       attempt: 1,
       cancel: null,
       answer: { kind: 'task' },
+      pushConfigIds: [],
     } satisfies PresentTask);
   });
 

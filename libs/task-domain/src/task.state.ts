@@ -52,6 +52,8 @@ export interface PresentTask {
   attempt: number;
   cancel: { requestedBy: string; deadline: string } | null;
   answer: Answer;
+  /** Ids of the task's registered webhooks, in registration order (spec digest §10.10). */
+  pushConfigIds: readonly string[];
 }
 
 export type TaskAggregate = { status: 'absent'; version: 0 } | PresentTask;
@@ -88,6 +90,7 @@ export function evolve(state: TaskAggregate, event: TaskEvent): TaskAggregate {
       attempt: 1,
       cancel: null,
       answer: d.mayReply ? PENDING_ANSWER : TASK_ANSWER,
+      pushConfigIds: [],
     };
   }
   if (state.status === 'absent') {
@@ -196,6 +199,17 @@ function applyToPresent(state: PresentTask, event: TaskEvent): PresentTask {
         work: 'idle',
         lease: null,
         cancel: null,
+      };
+    case 'PushConfigRegistered': {
+      const { configId } = event.data;
+      return state.pushConfigIds.includes(configId)
+        ? state
+        : { ...state, pushConfigIds: [...state.pushConfigIds, configId] };
+    }
+    case 'PushConfigRemoved':
+      return {
+        ...state,
+        pushConfigIds: state.pushConfigIds.filter((id) => id !== event.data.configId),
       };
     default:
       // An event type this code does not know (written by a newer version): nothing to apply.

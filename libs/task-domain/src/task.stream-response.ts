@@ -47,6 +47,8 @@ export function toStreamResponse(event: TaskEvent, ref: TaskRef): StreamResponse
     case 'TaskLeaseGranted':
     case 'TaskLeaseExpired':
     case 'TaskLeaseReleased':
+    case 'PushConfigRegistered':
+    case 'PushConfigRemoved':
       return null;
     case 'AgentReplied':
       // The bare Message the client got (no task exists for a stream to follow; the Kafka feed shows it).

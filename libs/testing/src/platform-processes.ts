@@ -162,8 +162,10 @@ export async function startStandalone(
       WORKER_GRPC_PORT: String(worker),
       TASK_SERVICE_GRPC_PORT: String(command),
       TASK_SERVICE_URLS: `127.0.0.1:${command}`,
-      // Suites that check the Kafka feed run the relay themselves, against a topic of their own.
+      // Suites that check the Kafka feed run the relay themselves, against a topic of their own; so do the
+      // suites of webhook deliveries with the push dispatcher.
       START_RELAY: 'false',
+      START_PUSH_DISPATCHER: 'false',
       ...env,
     },
     options.nodeArgs,

@@ -27,6 +27,11 @@ export type AgentProfile = {
    * answer before it shows the client a task, even with `returnImmediately`.
    */
   messageReplies?: boolean;
+  /**
+   * Declares `capabilities.pushNotifications`: clients may register webhooks for the agent's tasks, and the
+   * platform delivers every event of those tasks to them (docs/push.md).
+   */
+  pushNotifications?: boolean;
 };
 
 /** The ids of the example agents in `apps/agents`. */
@@ -38,6 +43,7 @@ export const AGENT_PROFILES: Readonly<Record<ExampleAgentId, AgentProfile>> = {
     name: 'Echo',
     description: 'Answers every message with an artifact holding the text it was sent.',
     version: '1.0.0',
+    pushNotifications: true,
     defaultInputModes: ['text/plain'],
     defaultOutputModes: ['text/plain'],
     skills: [
@@ -69,6 +75,7 @@ export const AGENT_PROFILES: Readonly<Record<ExampleAgentId, AgentProfile>> = {
     name: 'Interview',
     description: 'Asks for your name (the task waits for input), then greets you.',
     version: '1.0.0',
+    pushNotifications: true,
     defaultInputModes: ['text/plain'],
     defaultOutputModes: ['text/plain'],
     skills: [
@@ -88,6 +95,7 @@ export const AGENT_PROFILES: Readonly<Record<ExampleAgentId, AgentProfile>> = {
     description:
       'Counts down slowly from N, reporting progress and streaming the count as an artifact; cancellable.',
     version: '1.0.0',
+    pushNotifications: true,
     defaultInputModes: ['text/plain'],
     defaultOutputModes: ['text/plain'],
     skills: [
@@ -109,6 +117,7 @@ export const AGENT_PROFILES: Readonly<Record<ExampleAgentId, AgentProfile>> = {
       'The system under test for the A2A TCK (a2aproject/a2a-tck): plays the scenario named by the prefix of ' +
       "the message's messageId and echoes any other message.",
     version: '1.0.0',
+    pushNotifications: true,
     defaultInputModes: ['text/plain', 'application/json'],
     defaultOutputModes: ['text/plain', 'application/json'],
     skills: [
@@ -191,6 +200,7 @@ export const AGENT_PROFILES: Readonly<Record<ExampleAgentId, AgentProfile>> = {
       'Converts lengths, masses and temperatures: a single value is answered with a message, a table ' +
       'becomes a task with a CSV artifact.',
     version: '1.0.0',
+    pushNotifications: true,
     defaultInputModes: ['text/plain'],
     defaultOutputModes: ['text/plain', 'text/csv', 'application/json'],
     skills: [

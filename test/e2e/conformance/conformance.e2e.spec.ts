@@ -34,6 +34,8 @@ const BINDINGS: readonly BindingName[] = ['JSONRPC', 'HTTP+JSON', 'GRPC'];
 const REQUIRED_EXTENSION = 'https://example.com/ext/required/v1';
 /** An agent of the demo tenant that declares REQUIRED_EXTENSION as required; no worker serves it. */
 const STRICT_AGENT = 'strict';
+/** The echo profile without push notifications; no worker serves it. */
+const NO_PUSH_AGENT = 'nopush';
 /** An agent that declares an extended card but has none configured; no worker serves it. */
 const UNCONFIGURED_AGENT = 'unconfigured';
 /** An optional extension every example agent declares (see the agent cards). */
@@ -423,6 +425,10 @@ beforeAll(async () => {
         extensions: [{ uri: REQUIRED_EXTENSION, required: true }],
       }),
     ],
+  );
+  await platform.db.pool.query(
+    `INSERT INTO ops.agents (tenant_id, agent_id, profile) VALUES ('demo', $1, $2)`,
+    [NO_PUSH_AGENT, JSON.stringify({ ...profile, pushNotifications: false })],
   );
   const { extendedCard: _configured, ...unconfigured } = profile ?? {};
   await platform.db.pool.query(
@@ -1150,6 +1156,233 @@ describe.each(BINDINGS)('%s binding', (binding) => {
     ]);
   });
 
+  describe('push-notification configs (§6 rows 7–11, §10.10)', () => {
+    const hooks = { agent: 'echo' };
+    /** A task of echo (it declares push notifications), completed: webhooks may be registered at any time. */
+    const hooksTask = async (configuration: Record<string, unknown> = {}): Promise<WireTask> =>
+      taskOf(await call('SendMessage', { message: userMessage('hook me'), configuration }, hooks));
+    const configOf = (outcome: CallOutcome): Record<string, unknown> =>
+      ok<Record<string, unknown>>(outcome);
+
+    it('the card of an agent that allows push declares it; the card of one that does not says so', async () => {
+      const capabilities = async (agent: string) => {
+        const card = await fetch(
+          `${platform.baseUrl}/agents/demo/${agent}/.well-known/agent-card.json`,
+        );
+        return ((await card.json()) as { capabilities: Record<string, unknown> }).capabilities;
+      };
+      expect((await capabilities('echo'))['pushNotifications']).toBe(true);
+      expect((await capabilities(NO_PUSH_AGENT))['pushNotifications']).toBe(false);
+    });
+
+    it('create with a client id, get, list, delete (idempotent); the config is gone after', async () => {
+      const task = await hooksTask();
+      const id = `cfg-${randomUUID()}`;
+      const sent = {
+        id,
+        url: 'https://hooks.example.org/a2a?x=1',
+        token: 'tok-123',
+        authentication: { scheme: 'Bearer', credentials: 's3cr3t' },
+      };
+      const expected = { ...sent, taskId: task.id };
+      expect(
+        configOf(
+          await call('CreateTaskPushNotificationConfig', { taskId: task.id, ...sent }, hooks),
+        ),
+      ).toStrictEqual(expected);
+      expect(
+        configOf(await call('GetTaskPushNotificationConfig', { taskId: task.id, id }, hooks)),
+      ).toStrictEqual(expected);
+      expect(
+        ok(await call('ListTaskPushNotificationConfigs', { taskId: task.id }, hooks)),
+      ).toStrictEqual({ configs: [expected] });
+      for (let time = 0; time < 2; time++) {
+        ok(await call('DeleteTaskPushNotificationConfig', { taskId: task.id, id }, hooks));
+      }
+      expectError(
+        await call('GetTaskPushNotificationConfig', { taskId: task.id, id }, hooks),
+        binding,
+        'TASK_NOT_FOUND',
+      );
+      // Empty: ProtoJSON of the gRPC binding leaves an empty repeated field out.
+      const left = ok<{ configs?: unknown[] }>(
+        await call('ListTaskPushNotificationConfigs', { taskId: task.id }, hooks),
+      );
+      expect(left.configs ?? []).toStrictEqual([]);
+    });
+
+    it('create without an id gets one assigned; creating an id again replaces that config', async () => {
+      const task = await hooksTask();
+      const made = configOf(
+        await call(
+          'CreateTaskPushNotificationConfig',
+          { taskId: task.id, url: 'https://hooks.example.org/one' },
+          hooks,
+        ),
+      );
+      expect(made['id']).toMatch(/^[0-9a-f-]{36}$/);
+      const replaced = configOf(
+        await call(
+          'CreateTaskPushNotificationConfig',
+          { taskId: task.id, id: made['id'], url: 'https://hooks.example.org/two' },
+          hooks,
+        ),
+      );
+      expect(replaced).toStrictEqual({
+        id: made['id'],
+        taskId: task.id,
+        url: 'https://hooks.example.org/two',
+      });
+      expect(
+        ok(await call('ListTaskPushNotificationConfigs', { taskId: task.id }, hooks)),
+      ).toStrictEqual({ configs: [replaced] });
+    });
+
+    it('list pages by config id with pageSize and nextPageToken', async () => {
+      const task = await hooksTask();
+      for (const id of ['c', 'a', 'b']) {
+        configOf(
+          await call(
+            'CreateTaskPushNotificationConfig',
+            { taskId: task.id, id, url: `https://hooks.example.org/${id}` },
+            hooks,
+          ),
+        );
+      }
+      const first = ok<{ configs: { id: string }[]; nextPageToken?: string }>(
+        await call('ListTaskPushNotificationConfigs', { taskId: task.id, pageSize: 2 }, hooks),
+      );
+      expect(first.configs.map((c) => c.id)).toStrictEqual(['a', 'b']);
+      expect(first.nextPageToken).toMatch(/\S/);
+      const second = ok<{ configs: { id: string }[]; nextPageToken?: string }>(
+        await call(
+          'ListTaskPushNotificationConfigs',
+          { taskId: task.id, pageSize: 2, pageToken: first.nextPageToken },
+          hooks,
+        ),
+      );
+      expect(second.configs.map((c) => c.id)).toStrictEqual(['c']);
+      expect(second.nextPageToken ?? '').toBe('');
+    });
+
+    it('SendMessage registers an inline config for the task it creates, in the same append', async () => {
+      const id = `inline-${randomUUID()}`;
+      const task = await hooksTask({
+        taskPushNotificationConfig: { id, url: 'https://hooks.example.org/inline', token: 't' },
+      });
+      expect(
+        ok(await call('ListTaskPushNotificationConfigs', { taskId: task.id }, hooks)),
+      ).toStrictEqual({
+        configs: [{ id, taskId: task.id, url: 'https://hooks.example.org/inline', token: 't' }],
+      });
+      const types = (await taskEvents(platform.db.pool, 'demo', task.id)).map((e) => e.event_type);
+      expect(types.slice(0, 2)).toStrictEqual(['TaskSubmitted', 'PushConfigRegistered']);
+    });
+
+    refused([
+      unknownTask(
+        'CreateTaskPushNotificationConfig for an unknown task → TASK_NOT_FOUND',
+        (taskId) =>
+          call(
+            'CreateTaskPushNotificationConfig',
+            { taskId, url: 'https://hooks.example.org/' },
+            hooks,
+          ),
+      ),
+      unknownTask('ListTaskPushNotificationConfigs of an unknown task → TASK_NOT_FOUND', (taskId) =>
+        call('ListTaskPushNotificationConfigs', { taskId }, hooks),
+      ),
+      unknownTask(
+        'DeleteTaskPushNotificationConfig of an unknown task → TASK_NOT_FOUND',
+        (taskId) => call('DeleteTaskPushNotificationConfig', { taskId, id: 'cfg' }, hooks),
+      ),
+      {
+        title: 'GetTaskPushNotificationConfig of an unknown config id → TASK_NOT_FOUND',
+        send: async (id) =>
+          call('GetTaskPushNotificationConfig', { taskId: (await hooksTaskOnce()).id, id }, hooks),
+        reason: 'TASK_NOT_FOUND',
+      },
+      ...(
+        [
+          ['a URL that is not http(s)', { url: 'ftp://hooks.example.org/' }, 'url'],
+          ['a URL that does not parse', { url: 'not a url' }, 'url'],
+          ['a URL with user info', { url: 'https://user:pw@hooks.example.org/' }, 'url'],
+          [
+            'an authentication scheme that is not a token',
+            { url: 'https://hooks.example.org/', authentication: { scheme: 'Bearer x' } },
+            'authentication.scheme',
+          ],
+          [
+            'credentials with a line break',
+            {
+              url: 'https://hooks.example.org/',
+              authentication: { scheme: 'Bearer', credentials: 'a\r\nX-Evil: 1' },
+            },
+            'authentication.credentials',
+          ],
+        ] as const
+      ).map(
+        ([what, config, field]): Refusal => ({
+          title: `CreateTaskPushNotificationConfig with ${what} → INVALID_PARAMS`,
+          send: async () =>
+            call(
+              'CreateTaskPushNotificationConfig',
+              { taskId: (await hooksTaskOnce()).id, ...config },
+              hooks,
+            ),
+          reason: 'INVALID_PARAMS',
+          fields: [field],
+        }),
+      ),
+      {
+        title: 'ListTaskPushNotificationConfigs with a page token not issued here → INVALID_PARAMS',
+        send: async () =>
+          call(
+            'ListTaskPushNotificationConfigs',
+            { taskId: (await hooksTaskOnce()).id, pageToken: 'bm90LWEtdG9rZW4' },
+            hooks,
+          ),
+        reason: 'INVALID_PARAMS',
+        fields: ['pageToken'],
+      },
+      {
+        title:
+          'SendMessage with an inline config to an agent without push → PUSH_NOTIFICATION_NOT_SUPPORTED',
+        send: () =>
+          call(
+            'SendMessage',
+            {
+              message: userMessage('no hooks here'),
+              configuration: { taskPushNotificationConfig: { url: 'https://hooks.example.org/' } },
+            },
+            { agent: NO_PUSH_AGENT },
+          ),
+        reason: 'PUSH_NOTIFICATION_NOT_SUPPORTED',
+      },
+      {
+        title: 'SendMessage with an inline config whose URL is not http(s) → INVALID_PARAMS',
+        send: () =>
+          call(
+            'SendMessage',
+            {
+              message: userMessage('bad hook'),
+              configuration: { taskPushNotificationConfig: { url: 'file:///etc/passwd' } },
+            },
+            hooks,
+          ),
+        reason: 'INVALID_PARAMS',
+        fields: ['configuration.taskPushNotificationConfig.url'],
+      },
+    ]);
+
+    /** One task of echo for the refusal rows, made on first use. */
+    let once: Promise<WireTask> | undefined;
+    function hooksTaskOnce(): Promise<WireTask> {
+      once ??= hooksTask();
+      return once;
+    }
+  });
+
   describe('capability gating (§6 "Capability gating")', () => {
     const push: [UnaryRpc, Record<string, unknown>][] = [
       ['CreateTaskPushNotificationConfig', { url: 'https://example.com/hook' }],
@@ -1160,8 +1393,9 @@ describe.each(BINDINGS)('%s binding', (binding) => {
     refused([
       ...push.map(
         ([method, params]): Refusal => ({
-          title: `${method} → PUSH_NOTIFICATION_NOT_SUPPORTED`,
-          send: () => call(method, { taskId: completedEcho.id, ...params }),
+          title: `${method} to an agent without push → PUSH_NOTIFICATION_NOT_SUPPORTED`,
+          send: () =>
+            call(method, { taskId: completedEcho.id, ...params }, { agent: NO_PUSH_AGENT }),
           reason: 'PUSH_NOTIFICATION_NOT_SUPPORTED',
         }),
       ),

@@ -62,7 +62,7 @@ export function buildAgentCard(agent: HostedAgent, origin: PublicOrigin): AgentC
     ...(profile.documentationUrl ? { documentationUrl: profile.documentationUrl } : {}),
     capabilities: {
       streaming: true,
-      pushNotifications: false,
+      pushNotifications: profile.pushNotifications === true,
       extendedAgentCard: profile.extendedAgentCard === true,
       extensions: declaredExtensions(agent),
     },

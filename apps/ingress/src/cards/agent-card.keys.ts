@@ -1,9 +1,8 @@
 import type { IngressConfig } from '@lib/config';
+import { loadSigningKey, signingKey, type SigningKey } from '@lib/signing';
 import { Inject, Injectable, Logger } from '@nestjs/common';
-import { createPrivateKey, generateKeyPairSync } from 'node:crypto';
-import { readFileSync } from 'node:fs';
+import { generateKeyPairSync } from 'node:crypto';
 import { INGRESS_CONFIG } from '../tokens';
-import { cardSigningKey, type CardSigningKey } from './agent-card.signing';
 import { cacheableDocument, type CacheableDocument } from './http-caching';
 
 /**
@@ -13,16 +12,16 @@ import { cacheableDocument, type CacheableDocument } from './http-caching';
  */
 @Injectable()
 export class AgentCardKeys {
-  readonly current: CardSigningKey;
+  readonly current: SigningKey;
   /** `{"keys": [...]}` served at JWKS_PATH; Last-Modified is when the key was loaded. */
   readonly jwks: CacheableDocument;
 
   constructor(@Inject(INGRESS_CONFIG) config: IngressConfig) {
-    const file = config.AGENT_CARD_SIGNING_KEY_FILE;
-    if (file) {
-      this.current = cardSigningKey(createPrivateKey(readFileSync(file)));
+    const configured = loadSigningKey(config.AGENT_CARD_SIGNING_KEY_FILE);
+    if (configured) {
+      this.current = configured;
     } else {
-      this.current = cardSigningKey(generateKeyPairSync('ec', { namedCurve: 'P-256' }).privateKey);
+      this.current = signingKey(generateKeyPairSync('ec', { namedCurve: 'P-256' }).privateKey);
       new Logger(AgentCardKeys.name).warn(
         `AGENT_CARD_SIGNING_KEY_FILE is not set: agent cards are signed with an ephemeral key ` +
           `(kid ${this.current.kid}) that changes on every start; configure a key for production`,

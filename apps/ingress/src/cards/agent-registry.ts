@@ -20,6 +20,8 @@ export interface AgentProfile {
   extensions?: AgentExtension[];
   /** Declares `capabilities.extendedAgentCard`. */
   extendedAgentCard?: boolean;
+  /** Declares `capabilities.pushNotifications`: the four push-config operations and inline webhooks. */
+  pushNotifications?: boolean;
   /** What authenticated callers see in addition to the public card; absent: declared but not configured. */
   extendedCard?: { description?: string; skills?: AgentSkill[] };
 }

@@ -194,13 +194,17 @@ export class A2aGateway {
       case 'CancelTask':
         return (await this.operations.cancelTask(params, ctx)).result;
       case 'CreateTaskPushNotificationConfig':
-        return pushNotSupported(decodeTaskPushNotificationConfig(params));
+        pushSupported(session, decodeTaskPushNotificationConfig(params));
+        return (await this.operations.createTaskPushNotificationConfig(params, ctx)).result;
       case 'GetTaskPushNotificationConfig':
-        return pushNotSupported(decodeGetTaskPushNotificationConfigRequest(params));
+        pushSupported(session, decodeGetTaskPushNotificationConfigRequest(params));
+        return (await this.operations.getTaskPushNotificationConfig(params, ctx)).result;
       case 'ListTaskPushNotificationConfigs':
-        return pushNotSupported(decodeListTaskPushNotificationConfigsRequest(params));
+        pushSupported(session, decodeListTaskPushNotificationConfigsRequest(params));
+        return (await this.operations.listTaskPushNotificationConfigs(params, ctx)).result;
       case 'DeleteTaskPushNotificationConfig':
-        return pushNotSupported(decodeDeleteTaskPushNotificationConfigRequest(params));
+        pushSupported(session, decodeDeleteTaskPushNotificationConfigRequest(params));
+        return (await this.operations.deleteTaskPushNotificationConfig(params, ctx)).result;
       case 'GetExtendedAgentCard':
         return this.extendedCard(session, params);
     }
@@ -328,14 +332,17 @@ function routeByTenant(tenants: readonly string[], defaultRoute: AgentRoute | nu
 }
 
 /**
- * Capability gating of the push-config operations (spec digest §6): no agent declares push notifications
- * yet. The request is decoded first, so malformed input still gets its validation error.
+ * Capability gating of the push-config operations (spec digest §6): only agents whose card declares push
+ * notifications take them. The request is decoded first, so malformed input gets its validation error
+ * either way.
  */
-function pushNotSupported(_request: unknown): never {
-  throw new A2aError(
-    'PUSH_NOTIFICATION_NOT_SUPPORTED',
-    'this agent does not declare push notifications',
-  );
+function pushSupported(session: A2aSession, _request: unknown): void {
+  if (session.agent.profile.pushNotifications !== true) {
+    throw new A2aError(
+      'PUSH_NOTIFICATION_NOT_SUPPORTED',
+      'this agent does not declare push notifications',
+    );
+  }
 }
 
 /**

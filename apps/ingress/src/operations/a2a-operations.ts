@@ -1,4 +1,10 @@
-import type { ListTasksResponse, SendMessageResponse, Task } from '@lib/a2a-protocol';
+import type {
+  ListTaskPushNotificationConfigsResponse,
+  ListTasksResponse,
+  SendMessageResponse,
+  Task,
+  TaskPushNotificationConfig,
+} from '@lib/a2a-protocol';
 import type { CallContext } from './call-context';
 
 /** An operation's result and, when it shows a task, that task's generation (streams resume after it). */
@@ -8,7 +14,15 @@ export interface Versioned<T> {
 }
 
 /** The operations of the port, by their name in the internal contract (TaskCommandService). */
-export type OperationName = 'sendMessage' | 'getTask' | 'listTasks' | 'cancelTask';
+export type OperationName =
+  | 'sendMessage'
+  | 'getTask'
+  | 'listTasks'
+  | 'cancelTask'
+  | 'createTaskPushNotificationConfig'
+  | 'getTaskPushNotificationConfig'
+  | 'listTaskPushNotificationConfigs'
+  | 'deleteTaskPushNotificationConfig';
 
 /**
  * The one port every A2A binding calls. Requests are the ProtoJSON documents of the A2A request messages;
@@ -30,6 +44,42 @@ export abstract class A2aOperations {
 
   cancelTask(params: unknown, ctx: CallContext): Promise<Versioned<Task>> {
     return this.call('cancelTask', params, ctx) as Promise<Versioned<Task>>;
+  }
+
+  createTaskPushNotificationConfig(
+    params: unknown,
+    ctx: CallContext,
+  ): Promise<Versioned<TaskPushNotificationConfig>> {
+    return this.call('createTaskPushNotificationConfig', params, ctx) as Promise<
+      Versioned<TaskPushNotificationConfig>
+    >;
+  }
+
+  getTaskPushNotificationConfig(
+    params: unknown,
+    ctx: CallContext,
+  ): Promise<Versioned<TaskPushNotificationConfig>> {
+    return this.call('getTaskPushNotificationConfig', params, ctx) as Promise<
+      Versioned<TaskPushNotificationConfig>
+    >;
+  }
+
+  listTaskPushNotificationConfigs(
+    params: unknown,
+    ctx: CallContext,
+  ): Promise<Versioned<ListTaskPushNotificationConfigsResponse>> {
+    return this.call('listTaskPushNotificationConfigs', params, ctx) as Promise<
+      Versioned<ListTaskPushNotificationConfigsResponse>
+    >;
+  }
+
+  deleteTaskPushNotificationConfig(
+    params: unknown,
+    ctx: CallContext,
+  ): Promise<Versioned<Record<string, never>>> {
+    return this.call('deleteTaskPushNotificationConfig', params, ctx) as Promise<
+      Versioned<Record<string, never>>
+    >;
   }
 
   protected abstract call(

@@ -29,10 +29,11 @@ import { Clock, IdGenerator } from '../clock';
 import { Dispatcher } from '../dispatch/dispatcher';
 import { TaskViews, type TaskViewRecord } from '../queries/task-views';
 import { TASK_SERVICE_CONFIG } from '../tokens';
-import { TaskStore, type MessageIdClaim } from '../write/task-store';
+import { TaskStore, type MessageIdClaim, type PushConfigSpec } from '../write/task-store';
 import { recordOf, TaskWatch } from '../write/task-watch';
 import { TaskWriter, type WriteOutcome } from '../write/task-writer';
 import { assertAcceptedParts } from './content-types';
+import { pushConfigSpec } from './push-config-spec';
 
 /**
  * SendMessage (spec digest §10.3–§10.5): creates a task or continues an interrupted one, durably, before any
@@ -65,9 +66,10 @@ export class SendMessageHandler {
       // Only the owner may continue a task; anyone else sees TaskNotFound.
       await this.views.get(ctx, message.taskId);
     }
+    const webhook = this.inlineWebhook(request, agent.pushNotifications);
     // A new message to an agent that may answer it with a bare Message opens an exchange (ADR 0009).
     const mayReply = !message.taskId && agent.messageReplies;
-    const accepted = await this.accept(ctx, request, mayReply);
+    const accepted = await this.accept(ctx, request, mayReply, webhook);
     const config = request.configuration;
     const read = (): Promise<TaskViewRecord> => this.read(ctx, accepted.taskId);
     // `returnImmediately` returns the task as accepted, except that an exchange waits for the agent's
@@ -104,6 +106,31 @@ export class SendMessageHandler {
       result: { task: applyHistoryLength(record.task, config?.historyLength) },
       version: record.version,
     };
+  }
+
+  /**
+   * The webhook registered inline (`configuration.taskPushNotificationConfig`, spec digest §10.10): for the
+   * task the message goes to, written in the message's own append, so the task's first event is delivered.
+   */
+  private inlineWebhook(
+    request: SendMessageRequest,
+    pushNotifications: boolean,
+  ): { spec: PushConfigSpec; origin: string } | null {
+    const config = request.configuration?.taskPushNotificationConfig;
+    if (!config) {
+      return null;
+    }
+    if (!pushNotifications) {
+      throw new A2aError(
+        'PUSH_NOTIFICATION_NOT_SUPPORTED',
+        'this agent does not declare push notifications',
+      );
+    }
+    return pushConfigSpec(
+      config,
+      config.id || this.ids.randomId(),
+      'configuration.taskPushNotificationConfig.',
+    );
   }
 
   /** The task from the view; else, as an exchange not shown as a task, from its stream (ADR 0009). */
@@ -155,6 +182,7 @@ export class SendMessageHandler {
     ctx: CallContext,
     request: SendMessageRequest,
     mayReply: boolean,
+    webhook: { spec: PushConfigSpec; origin: string } | null,
   ): Promise<{ taskId: string; record?: TaskViewRecord }> {
     const { message } = request;
     const claim: MessageIdClaim = {
@@ -179,18 +207,23 @@ export class SendMessageHandler {
             ...(mayReply ? { mayReply } : {}),
             now,
           };
+      const commands: TaskCommand[] = [first];
+      if (webhook) {
+        commands.push({
+          type: 'RegisterPushConfig',
+          configId: webhook.spec.configId,
+          origin: webhook.origin,
+        });
+      }
       const session = this.dispatcher.reserve(ctx.tenantId, ctx.agentId);
-      const commands: TaskCommand[] = session
-        ? [
-            first,
-            {
-              type: 'GrantLease',
-              workerId: session.workerId,
-              leaseTtlMs: this.config.LEASE_TTL_MS,
-              now,
-            },
-          ]
-        : [first];
+      if (session) {
+        commands.push({
+          type: 'GrantLease',
+          workerId: session.workerId,
+          leaseTtlMs: this.config.LEASE_TTL_MS,
+          now,
+        });
+      }
       let outcome: WriteOutcome | null = null;
       try {
         outcome = await this.writer.write({
@@ -200,6 +233,7 @@ export class SendMessageHandler {
           metadata: callerMetadata(ctx),
           fresh: !message.taskId,
           claim,
+          ...(webhook ? { pushConfigs: [webhook.spec] } : {}),
         });
       } catch (error) {
         // A turn refused on the task's state may be the retry of a turn that was accepted.

@@ -4,6 +4,7 @@ import { isTransientDatabaseError } from '@lib/event-store';
 import { Injectable, Logger } from '@nestjs/common';
 import type { CallContext, Versioned } from '../call-context';
 import { CancelTaskHandler } from '../commands/cancel-task.handler';
+import { PushConfigHandler } from '../commands/push-config.handler';
 import { SendMessageHandler } from '../commands/send-message.handler';
 import { GetTaskQuery } from '../queries/get-task.query';
 import { ListTasksQuery } from '../queries/list-tasks.query';
@@ -11,7 +12,15 @@ import { ListTasksQuery } from '../queries/list-tasks.query';
 type Operation = (input: unknown, ctx: CallContext) => Promise<Versioned<unknown>>;
 
 /** The operations of the internal contract, by their TaskCommandService method name. */
-export type TaskOperation = 'sendMessage' | 'getTask' | 'listTasks' | 'cancelTask';
+export type TaskOperation =
+  | 'sendMessage'
+  | 'getTask'
+  | 'listTasks'
+  | 'cancelTask'
+  | 'createTaskPushNotificationConfig'
+  | 'getTaskPushNotificationConfig'
+  | 'listTaskPushNotificationConfigs'
+  | 'deleteTaskPushNotificationConfig';
 
 /**
  * The internal contract the ingress calls: in-process through {@link invoke} when both run in one process
@@ -30,6 +39,7 @@ export class TaskCommandController {
     private readonly cancelTask: CancelTaskHandler,
     private readonly getTask: GetTaskQuery,
     private readonly listTasks: ListTasksQuery,
+    private readonly pushConfigs: PushConfigHandler,
   ) {}
 
   /**
@@ -52,6 +62,14 @@ export class TaskCommandController {
       getTask: this.unary(this.operations.getTask),
       listTasks: this.unary(this.operations.listTasks),
       cancelTask: this.unary(this.operations.cancelTask),
+      createTaskPushNotificationConfig: this.unary(
+        this.operations.createTaskPushNotificationConfig,
+      ),
+      getTaskPushNotificationConfig: this.unary(this.operations.getTaskPushNotificationConfig),
+      listTaskPushNotificationConfigs: this.unary(this.operations.listTaskPushNotificationConfigs),
+      deleteTaskPushNotificationConfig: this.unary(
+        this.operations.deleteTaskPushNotificationConfig,
+      ),
     };
   }
 
@@ -78,6 +96,10 @@ export class TaskCommandController {
     getTask: (input, ctx) => this.getTask.execute(input, ctx),
     listTasks: (input, ctx) => this.listTasks.execute(input, ctx),
     cancelTask: (input, ctx) => this.cancelTask.execute(input, ctx),
+    createTaskPushNotificationConfig: (input, ctx) => this.pushConfigs.create(input, ctx),
+    getTaskPushNotificationConfig: (input, ctx) => this.pushConfigs.get(input, ctx),
+    listTaskPushNotificationConfigs: (input, ctx) => this.pushConfigs.list(input, ctx),
+    deleteTaskPushNotificationConfig: (input, ctx) => this.pushConfigs.delete(input, ctx),
   };
 
   /** The error a client is told, with an unexpected one logged once. */

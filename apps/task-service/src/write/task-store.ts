@@ -1,4 +1,4 @@
-import { NOTICE_CHANNEL, type EventMetadata } from '@lib/event-store';
+import { NOTICE_CHANNEL, withTransaction, type EventMetadata } from '@lib/event-store';
 import {
   shownAsTask,
   TASK_EVENT_SCHEMA_VERSION,
@@ -29,6 +29,18 @@ export interface MessageIdClaim {
   digest: string;
 }
 
+/**
+ * A webhook as its client registered it (spec digest §4.4 `TaskPushNotificationConfig`, without tenant and
+ * task). Written to `ops.push_configs` beside the `PushConfigRegistered` event that names it, never into the
+ * log: the token and credentials are secrets (docs/adr/0010-push-notifications.md).
+ */
+export interface PushConfigSpec {
+  configId: string;
+  url: string;
+  token?: string;
+  authentication?: { scheme: string; credentials?: string };
+}
+
 /** The change of one stream in a batch: events after `expectedVersion`, with everything derived from them. */
 export interface StreamChange {
   tenantId: string;
@@ -40,6 +52,8 @@ export interface StreamChange {
   after: PresentTask;
   notices: readonly string[];
   claim?: { taskId: string } & MessageIdClaim;
+  /** The webhooks the change's `PushConfigRegistered` events name. */
+  pushConfigs?: readonly PushConfigSpec[];
 }
 
 /** The change `events` make to a stream at `before`, with everything derived from it. */
@@ -63,6 +77,21 @@ export function streamChange(
     after,
     notices: noticesFor(tenantId, before, events, after, byWorker).map((n) => JSON.stringify(n)),
   };
+}
+
+/** Whether a change registers or removes a webhook (its rows are written beside the events). */
+function changesPushConfigs(change: StreamChange): boolean {
+  return change.events.some(
+    (event) => event.type === 'PushConfigRegistered' || event.type === 'PushConfigRemoved',
+  );
+}
+
+interface PushConfigRow {
+  tenantId: string;
+  taskId: string;
+  spec: PushConfigSpec;
+  fromGeneration: number;
+  createdBy: string;
 }
 
 /** Why a stream's change was left out of a batch; the others were written. */
@@ -134,8 +163,111 @@ export class PostgresTaskStore extends TaskStore {
     return histories;
   }
 
-  /** One statement, `events.append_task_batch`: one transaction, one commit. */
+  /**
+   * One statement, `events.append_task_batch`: one transaction, one commit. A batch that registers or removes
+   * webhooks also writes their rows, in a transaction around both (only such batches pay for it).
+   */
   async append(
+    changes: readonly StreamChange[],
+    within?: PoolClient,
+  ): Promise<Map<number, ChangeRefusal>> {
+    if (!changes.some(changesPushConfigs)) {
+      return this.appendBatch(changes, within);
+    }
+    const appendWithConfigs = async (client: PoolClient): Promise<Map<number, ChangeRefusal>> => {
+      const refused = await this.appendBatch(changes, client);
+      await this.writePushConfigs(
+        changes.filter((_, index) => !refused.has(index)),
+        client,
+      );
+      return refused;
+    };
+    return within ? appendWithConfigs(within) : withTransaction(this.pool, appendWithConfigs);
+  }
+
+  /**
+   * The rows of the webhooks registered and removed by written changes. A config applies to the events after
+   * the version its change started from, so an inline registration in SendMessage gets the task's first event;
+   * a removal stops at its own event.
+   */
+  private async writePushConfigs(
+    changes: readonly StreamChange[],
+    client: PoolClient,
+  ): Promise<void> {
+    const registered: PushConfigRow[] = [];
+    const removed: { tenantId: string; taskId: string; configId: string; generation: number }[] =
+      [];
+    for (const change of changes) {
+      const taskId = change.after.task.id;
+      change.events.forEach((event, index) => {
+        if (event.type === 'PushConfigRemoved') {
+          const generation = change.expectedVersion + index + 1;
+          removed.push({
+            tenantId: change.tenantId,
+            taskId,
+            configId: event.data.configId,
+            generation,
+          });
+        } else if (event.type === 'PushConfigRegistered') {
+          const spec = change.pushConfigs?.find((c) => c.configId === event.data.configId);
+          if (!spec) {
+            throw new Error(`webhook ${event.data.configId} registered without its config`);
+          }
+          registered.push({
+            tenantId: change.tenantId,
+            taskId,
+            spec,
+            fromGeneration: change.expectedVersion,
+            createdBy: change.metadata.actor.id,
+          });
+        }
+      });
+    }
+    if (registered.length > 0) {
+      await client.query({
+        name: 'task-store.register-push-configs',
+        text: `INSERT INTO ops.push_configs
+                 (tenant_id, task_id, config_id, url, token, authentication, from_generation, created_by)
+               SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::jsonb[],
+                                    $7::integer[], $8::text[])
+               ON CONFLICT (tenant_id, task_id, config_id) DO UPDATE SET
+                 url = EXCLUDED.url, token = EXCLUDED.token, authentication = EXCLUDED.authentication,
+                 from_generation = CASE WHEN push_configs.to_generation IS NULL
+                                        THEN push_configs.from_generation ELSE EXCLUDED.from_generation END,
+                 to_generation = NULL, created_by = EXCLUDED.created_by, created_at = EXCLUDED.created_at`,
+        values: [
+          registered.map((r) => r.tenantId),
+          registered.map((r) => r.taskId),
+          registered.map((r) => r.spec.configId),
+          registered.map((r) => r.spec.url),
+          registered.map((r) => r.spec.token ?? null),
+          registered.map((r) =>
+            r.spec.authentication ? JSON.stringify(r.spec.authentication) : null,
+          ),
+          registered.map((r) => r.fromGeneration),
+          registered.map((r) => r.createdBy),
+        ],
+      });
+    }
+    if (removed.length > 0) {
+      await client.query({
+        name: 'task-store.remove-push-configs',
+        text: `UPDATE ops.push_configs pc SET to_generation = r.generation
+                 FROM unnest($1::text[], $2::text[], $3::text[], $4::integer[])
+                   AS r(tenant_id, task_id, config_id, generation)
+                WHERE (pc.tenant_id, pc.task_id, pc.config_id) = (r.tenant_id, r.task_id, r.config_id)
+                  AND pc.to_generation IS NULL`,
+        values: [
+          removed.map((r) => r.tenantId),
+          removed.map((r) => r.taskId),
+          removed.map((r) => r.configId),
+          removed.map((r) => r.generation),
+        ],
+      });
+    }
+  }
+
+  private async appendBatch(
     changes: readonly StreamChange[],
     within?: PoolClient,
   ): Promise<Map<number, ChangeRefusal>> {

@@ -10,7 +10,13 @@ import {
 import { Injectable } from '@nestjs/common';
 import { IdGenerator } from '../clock';
 import { StreamCache, type CachedStream } from './stream-cache';
-import { streamChange, TaskStore, type MessageIdClaim, type StreamChange } from './task-store';
+import {
+  streamChange,
+  TaskStore,
+  type MessageIdClaim,
+  type PushConfigSpec,
+  type StreamChange,
+} from './task-store';
 
 /** Decides on the freshest state; returning no events changes nothing. */
 export type Decision = (state: TaskAggregate) => TaskEvent[];
@@ -31,6 +37,8 @@ export interface WriteCommand {
   reread?: boolean;
   /** SendMessage's messageId, claimed in the same commit; a claim held already makes the write a duplicate. */
   claim?: MessageIdClaim;
+  /** The webhooks the decision may register, written with it when it does (their secrets stay out of the log). */
+  pushConfigs?: readonly PushConfigSpec[];
 }
 
 export type WriteOutcome =
@@ -265,9 +273,11 @@ export class TaskWriter {
         command.metadata,
         () => this.ids.eventId(),
       );
-      changes.push(
-        command.claim ? { ...change, claim: { ...command.claim, taskId: command.taskId } } : change,
-      );
+      changes.push({
+        ...change,
+        ...(command.claim ? { claim: { ...command.claim, taskId: command.taskId } } : {}),
+        ...(command.pushConfigs ? { pushConfigs: command.pushConfigs } : {}),
+      });
       decided.push({ pending, before: current.state, after });
     }
     if (changes.length === 0) {

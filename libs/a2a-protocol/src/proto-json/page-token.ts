@@ -1,4 +1,7 @@
-/** ListTasks page tokens (digest §10.7): opaque to clients, base64url of a small versioned JSON cursor. */
+/**
+ * Page tokens of ListTasks (digest §10.7) and ListTaskPushNotificationConfigs (§4.4): opaque to clients,
+ * base64url of a small versioned JSON cursor.
+ */
 import { invalidParams } from '../errors';
 import { isPlainObject, normalizeTimestamp } from './scalars';
 
@@ -53,4 +56,34 @@ function readListPageToken(token: string): ListPageCursor | undefined {
     return undefined;
   }
   return { statusTimestamp: payload['ts'], taskId: payload['id'] };
+}
+
+/** The page token of ListTaskPushNotificationConfigs after the config `configId` (configs page by id). */
+export function encodeConfigPageToken(configId: string): string {
+  return Buffer.from(JSON.stringify({ v: PAGE_TOKEN_VERSION, c: configId }), 'utf8').toString(
+    'base64url',
+  );
+}
+
+/** The config id a page token of {@link encodeConfigPageToken} continues after; else `INVALID_PARAMS`. */
+export function decodeConfigPageToken(token: string): string {
+  let payload: unknown;
+  try {
+    payload = /^[A-Za-z0-9_-]+$/.test(token)
+      ? JSON.parse(Buffer.from(token, 'base64url').toString('utf8'))
+      : undefined;
+  } catch {
+    payload = undefined;
+  }
+  if (
+    !isPlainObject(payload) ||
+    payload['v'] !== PAGE_TOKEN_VERSION ||
+    typeof payload['c'] !== 'string' ||
+    payload['c'] === ''
+  ) {
+    throw invalidParams([
+      { field: 'pageToken', description: 'is not a page token issued by this server' },
+    ]);
+  }
+  return payload['c'];
 }

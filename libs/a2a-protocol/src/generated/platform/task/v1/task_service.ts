@@ -700,6 +700,42 @@ export const TaskCommandServiceService = {
     responseSerialize: (value: OperationResult): Buffer => Buffer.from(OperationResult.encode(value).finish()),
     responseDeserialize: (value: Buffer): OperationResult => OperationResult.decode(value),
   },
+  createTaskPushNotificationConfig: {
+    path: "/platform.task.v1.TaskCommandService/CreateTaskPushNotificationConfig",
+    requestStream: false,
+    responseStream: false,
+    requestSerialize: (value: OperationCall): Buffer => Buffer.from(OperationCall.encode(value).finish()),
+    requestDeserialize: (value: Buffer): OperationCall => OperationCall.decode(value),
+    responseSerialize: (value: OperationResult): Buffer => Buffer.from(OperationResult.encode(value).finish()),
+    responseDeserialize: (value: Buffer): OperationResult => OperationResult.decode(value),
+  },
+  getTaskPushNotificationConfig: {
+    path: "/platform.task.v1.TaskCommandService/GetTaskPushNotificationConfig",
+    requestStream: false,
+    responseStream: false,
+    requestSerialize: (value: OperationCall): Buffer => Buffer.from(OperationCall.encode(value).finish()),
+    requestDeserialize: (value: Buffer): OperationCall => OperationCall.decode(value),
+    responseSerialize: (value: OperationResult): Buffer => Buffer.from(OperationResult.encode(value).finish()),
+    responseDeserialize: (value: Buffer): OperationResult => OperationResult.decode(value),
+  },
+  listTaskPushNotificationConfigs: {
+    path: "/platform.task.v1.TaskCommandService/ListTaskPushNotificationConfigs",
+    requestStream: false,
+    responseStream: false,
+    requestSerialize: (value: OperationCall): Buffer => Buffer.from(OperationCall.encode(value).finish()),
+    requestDeserialize: (value: Buffer): OperationCall => OperationCall.decode(value),
+    responseSerialize: (value: OperationResult): Buffer => Buffer.from(OperationResult.encode(value).finish()),
+    responseDeserialize: (value: Buffer): OperationResult => OperationResult.decode(value),
+  },
+  deleteTaskPushNotificationConfig: {
+    path: "/platform.task.v1.TaskCommandService/DeleteTaskPushNotificationConfig",
+    requestStream: false,
+    responseStream: false,
+    requestSerialize: (value: OperationCall): Buffer => Buffer.from(OperationCall.encode(value).finish()),
+    requestDeserialize: (value: Buffer): OperationCall => OperationCall.decode(value),
+    responseSerialize: (value: OperationResult): Buffer => Buffer.from(OperationResult.encode(value).finish()),
+    responseDeserialize: (value: Buffer): OperationResult => OperationResult.decode(value),
+  },
 } as const;
 
 export interface TaskCommandServiceServer extends UntypedServiceImplementation {
@@ -707,6 +743,10 @@ export interface TaskCommandServiceServer extends UntypedServiceImplementation {
   getTask: handleUnaryCall<OperationCall, OperationResult>;
   listTasks: handleUnaryCall<OperationCall, OperationResult>;
   cancelTask: handleUnaryCall<OperationCall, OperationResult>;
+  createTaskPushNotificationConfig: handleUnaryCall<OperationCall, OperationResult>;
+  getTaskPushNotificationConfig: handleUnaryCall<OperationCall, OperationResult>;
+  listTaskPushNotificationConfigs: handleUnaryCall<OperationCall, OperationResult>;
+  deleteTaskPushNotificationConfig: handleUnaryCall<OperationCall, OperationResult>;
 }
 
 export interface TaskCommandServiceClient extends Client {
@@ -765,6 +805,66 @@ export interface TaskCommandServiceClient extends Client {
     callback: (error: ServiceError | null, response: OperationResult) => void,
   ): ClientUnaryCall;
   cancelTask(
+    request: OperationCall,
+    metadata: Metadata,
+    options: Partial<CallOptions>,
+    callback: (error: ServiceError | null, response: OperationResult) => void,
+  ): ClientUnaryCall;
+  createTaskPushNotificationConfig(
+    request: OperationCall,
+    callback: (error: ServiceError | null, response: OperationResult) => void,
+  ): ClientUnaryCall;
+  createTaskPushNotificationConfig(
+    request: OperationCall,
+    metadata: Metadata,
+    callback: (error: ServiceError | null, response: OperationResult) => void,
+  ): ClientUnaryCall;
+  createTaskPushNotificationConfig(
+    request: OperationCall,
+    metadata: Metadata,
+    options: Partial<CallOptions>,
+    callback: (error: ServiceError | null, response: OperationResult) => void,
+  ): ClientUnaryCall;
+  getTaskPushNotificationConfig(
+    request: OperationCall,
+    callback: (error: ServiceError | null, response: OperationResult) => void,
+  ): ClientUnaryCall;
+  getTaskPushNotificationConfig(
+    request: OperationCall,
+    metadata: Metadata,
+    callback: (error: ServiceError | null, response: OperationResult) => void,
+  ): ClientUnaryCall;
+  getTaskPushNotificationConfig(
+    request: OperationCall,
+    metadata: Metadata,
+    options: Partial<CallOptions>,
+    callback: (error: ServiceError | null, response: OperationResult) => void,
+  ): ClientUnaryCall;
+  listTaskPushNotificationConfigs(
+    request: OperationCall,
+    callback: (error: ServiceError | null, response: OperationResult) => void,
+  ): ClientUnaryCall;
+  listTaskPushNotificationConfigs(
+    request: OperationCall,
+    metadata: Metadata,
+    callback: (error: ServiceError | null, response: OperationResult) => void,
+  ): ClientUnaryCall;
+  listTaskPushNotificationConfigs(
+    request: OperationCall,
+    metadata: Metadata,
+    options: Partial<CallOptions>,
+    callback: (error: ServiceError | null, response: OperationResult) => void,
+  ): ClientUnaryCall;
+  deleteTaskPushNotificationConfig(
+    request: OperationCall,
+    callback: (error: ServiceError | null, response: OperationResult) => void,
+  ): ClientUnaryCall;
+  deleteTaskPushNotificationConfig(
+    request: OperationCall,
+    metadata: Metadata,
+    callback: (error: ServiceError | null, response: OperationResult) => void,
+  ): ClientUnaryCall;
+  deleteTaskPushNotificationConfig(
     request: OperationCall,
     metadata: Metadata,
     options: Partial<CallOptions>,

@@ -1,0 +1,184 @@
+import type { PushDispatcherConfig } from '@lib/config';
+import { isTransientDatabaseError, retryDelayMs } from '@lib/event-store';
+import {
+  Inject,
+  Injectable,
+  Logger,
+  type OnApplicationBootstrap,
+  type OnModuleDestroy,
+} from '@nestjs/common';
+import { Kafka, logLevel, type Consumer, type EachBatchPayload, type KafkaMessage } from 'kafkajs';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { DeliveryStore, type FeedEvent } from './delivery-store';
+import { attemptJobId, LaneQueue } from './lane-queue';
+import { PUSH_CONFIG } from './tokens';
+
+/** Records handled per statement pair (applicable configs, inserts). */
+const CHUNK = 500;
+
+/**
+ * Derives deliveries from the task-event feed (`a2a.task-events.v1`, docs/asyncapi.yaml): for every record
+ * whose event a stream showed (`streamResponse` not null), one row per webhook of its task that applies, in
+ * `ops.push_deliveries`; then one lane job per new row; then, and only then, the partition's offset is
+ * committed. A crash before the commit replays the batch, whose inserts are then no-ops: at least once into
+ * Postgres, exactly once as rows. Redis being away delays the jobs to the reconciler, never the offsets.
+ *
+ * On kafkajs directly rather than Nest's Kafka transport: docs/adr/0010-push-notifications.md, "Evidence".
+ */
+@Injectable()
+export class FeedConsumer implements OnApplicationBootstrap, OnModuleDestroy {
+  private readonly logger = new Logger(FeedConsumer.name);
+  private readonly consumer: Consumer;
+  private stopped = false;
+
+  constructor(
+    @Inject(PUSH_CONFIG) private readonly config: PushDispatcherConfig,
+    private readonly store: DeliveryStore,
+    private readonly lanes: LaneQueue,
+  ) {
+    const kafka = new Kafka({
+      clientId: 'a2a-push-dispatcher',
+      brokers: config.KAFKA_BROKERS.split(',').map((b) => b.trim()),
+      logLevel: logLevel.NOTHING,
+      retry: { retries: 8, initialRetryTime: 200, maxRetryTime: 5_000 },
+    });
+    this.consumer = kafka.consumer({
+      groupId: config.PUSH_CONSUMER_GROUP,
+      // A dispatcher that died gives its partitions up after 10 s, not the default 30.
+      sessionTimeout: 10_000,
+      heartbeatInterval: 3_000,
+      // Consumer failures (a broker restart, a rebalance) restart the consumer; nothing ends the process.
+      retry: { retries: Number.MAX_SAFE_INTEGER, initialRetryTime: 300, maxRetryTime: 5_000 },
+    });
+  }
+
+  onApplicationBootstrap(): void {
+    void this.start();
+  }
+
+  private async start(): Promise<void> {
+    for (let attempt = 1; !this.stopped; attempt++) {
+      try {
+        await this.consumer.connect();
+        await this.consumer.subscribe({
+          topic: this.config.TASK_EVENTS_TOPIC,
+          // A group with no offsets (new, or expired) reads the whole retained feed: rows already derived
+          // are not inserted again, and no event is skipped.
+          fromBeginning: true,
+        });
+        await this.consumer.run({
+          autoCommit: false,
+          eachBatchAutoResolve: false,
+          eachBatch: (payload) => this.handle(payload),
+        });
+        return;
+      } catch (error) {
+        this.logger.warn(`feed consumer not started (${String(error)}); retrying`);
+        await this.consumer.disconnect().catch(() => undefined);
+        await sleep(retryDelayMs(attempt));
+      }
+    }
+  }
+
+  private async handle(payload: EachBatchPayload): Promise<void> {
+    const { batch } = payload;
+    for (let start = 0; start < batch.messages.length; start += CHUNK) {
+      const chunk = batch.messages.slice(start, start + CHUNK);
+      const events = chunk.flatMap((message) => this.feedEvent(message));
+      for (let attempt = 1; ; attempt++) {
+        if (!payload.isRunning() || payload.isStale()) {
+          return;
+        }
+        try {
+          const derived = await this.store.derive(events);
+          await this.lanes.schedule(
+            derived.map(({ deliveryId, lane }) => ({
+              lane,
+              jobId: attemptJobId(deliveryId, 0),
+            })),
+          );
+          break;
+        } catch (error) {
+          if (!isTransientDatabaseError(error)) {
+            throw error;
+          }
+          // The database is away: hold the batch (and the offset) until it is back.
+          await sleep(retryDelayMs(attempt));
+          await payload.heartbeat();
+        }
+      }
+      const last = chunk[chunk.length - 1];
+      if (last) {
+        payload.resolveOffset(last.offset);
+        await this.consumer.commitOffsets([
+          {
+            topic: batch.topic,
+            partition: batch.partition,
+            offset: (BigInt(last.offset) + 1n).toString(),
+          },
+        ]);
+      }
+      await payload.heartbeat();
+    }
+  }
+
+  /** The record's event when a stream showed it; a record that is not a task event is skipped (logged). */
+  private feedEvent(message: KafkaMessage): FeedEvent[] {
+    const value = parseRecord(message.value);
+    if (value === undefined) {
+      this.logger.warn(`skipped a record that is not a task event (offset ${message.offset})`);
+      return [];
+    }
+    return value;
+  }
+
+  async onModuleDestroy(): Promise<void> {
+    this.stopped = true;
+    await this.consumer.disconnect().catch(() => undefined);
+  }
+}
+
+/**
+ * The deliverable event of a feed record: `[]` for a record with nothing to deliver (no streamResponse),
+ * undefined for a value that is not a task-event record of schema version 1.
+ */
+export function parseRecord(value: Buffer | null): FeedEvent[] | undefined {
+  let record: unknown;
+  try {
+    record = value ? JSON.parse(value.toString('utf8')) : undefined;
+  } catch {
+    return undefined;
+  }
+  if (typeof record !== 'object' || record === null) {
+    return undefined;
+  }
+  const r = record as Record<string, unknown>;
+  if (
+    r['schema'] !== 'a2a-platform.task-event' ||
+    r['schemaVersion'] !== 1 ||
+    typeof r['tenantId'] !== 'string' ||
+    typeof r['taskId'] !== 'string' ||
+    typeof r['eventId'] !== 'string' ||
+    typeof r['generation'] !== 'number' ||
+    !Number.isInteger(r['generation']) ||
+    r['generation'] < 1
+  ) {
+    return undefined;
+  }
+  const response = r['streamResponse'];
+  if (response === null || response === undefined) {
+    return [];
+  }
+  if (typeof response !== 'object') {
+    return undefined;
+  }
+  return [
+    {
+      tenantId: r['tenantId'],
+      taskId: r['taskId'],
+      generation: r['generation'],
+      eventId: r['eventId'],
+      body: JSON.stringify(response),
+    },
+  ];
+}

@@ -1,0 +1,199 @@
+import type { PushDispatcherConfig } from '@lib/config';
+import { isTransientDatabaseError, retryDelayMs } from '@lib/event-store';
+import { HostLimiter, retryDelay, WebhookSender, type DeliveryResult } from '@lib/push';
+import {
+  Inject,
+  Injectable,
+  Logger,
+  type OnApplicationBootstrap,
+  type OnModuleDestroy,
+} from '@nestjs/common';
+import { Worker } from 'bullmq';
+import type { Redis } from 'ioredis';
+import { DeliveryStore, type ClaimedDelivery, type Lane, type Settlement } from './delivery-store';
+import {
+  attemptJobId,
+  headRun,
+  LANE_QUEUE,
+  LaneQueue,
+  redisConnection,
+  type LaneRun,
+} from './lane-queue';
+import { PUSH_CONFIG } from './tokens';
+
+/** Deliveries one job sends before it hands the lane to a new job (fairness between lanes). */
+const DELIVERIES_PER_RUN = 100;
+/** Wait before a lane whose host is at its concurrency limit is tried again. */
+const HOST_BUSY_DELAY_MS = 100;
+
+/** The headers of a delivery (docs/push.md): the signature and content headers are the sender's. */
+export function deliveryHeaders(delivery: ClaimedDelivery): Record<string, string> {
+  const headers: Record<string, string> = {
+    'X-A2A-Delivery-Id': delivery.deliveryId,
+    'X-A2A-Task-Id': delivery.lane.taskId,
+    'X-A2A-Generation': String(delivery.generation),
+    'User-Agent': 'a2a-platform-push/1',
+  };
+  const auth = delivery.authentication;
+  if (auth) {
+    headers['Authorization'] =
+      auth.credentials !== undefined ? `${auth.scheme} ${auth.credentials}` : auth.scheme;
+  }
+  if (delivery.token !== null) {
+    headers['X-A2A-Notification-Token'] = delivery.token;
+  }
+  return headers;
+}
+
+/**
+ * Runs lane jobs (docs/adr/0010-push-notifications.md): claims the oldest open delivery of the job's lane,
+ * POSTs it, records the outcome, and goes on with the next one until the lane is empty, waits (backoff, or
+ * another runner's claim) or has had its share. A retry is a delayed job at the backoff's end; after
+ * PUSH_MAX_ATTEMPTS, or on a response that another attempt cannot change, the delivery is dead and the lane
+ * moves on. Every job id names the attempt it makes, so the same attempt is never scheduled twice.
+ */
+@Injectable()
+export class LaneRunner implements OnApplicationBootstrap, OnModuleDestroy {
+  private readonly logger = new Logger(LaneRunner.name);
+  private readonly limiter: HostLimiter;
+  private worker: Worker<Lane> | null = null;
+  private connection: Redis | null = null;
+
+  constructor(
+    @Inject(PUSH_CONFIG) private readonly config: PushDispatcherConfig,
+    private readonly store: DeliveryStore,
+    private readonly lanes: LaneQueue,
+    private readonly sender: WebhookSender,
+  ) {
+    this.limiter = new HostLimiter(config.PUSH_HOST_CONCURRENCY);
+  }
+
+  onApplicationBootstrap(): void {
+    this.connection = redisConnection(this.config.REDIS_URL, 'worker');
+    this.worker = new Worker<Lane>(LANE_QUEUE, (job) => this.run(job.data, job.id ?? ''), {
+      connection: this.connection,
+      prefix: this.config.PUSH_QUEUE_PREFIX,
+      concurrency: this.config.PUSH_WORKER_CONCURRENCY,
+    });
+    this.worker.on('error', (error) => this.logger.warn(`lane worker: ${String(error)}`));
+  }
+
+  /** Drives one lane; never throws (a failure re-schedules the lane). */
+  async run(lane: Lane, jobId: string): Promise<void> {
+    try {
+      for (let sent = 0; sent < DELIVERIES_PER_RUN; sent++) {
+        const claim = await this.store.claimHead(lane, this.config.PUSH_CLAIM_TIMEOUT_MS);
+        if (claim.kind === 'empty') {
+          return;
+        }
+        if (claim.kind === 'later') {
+          await this.resume(headRun(claim.head), jobId);
+          return;
+        }
+        const delivery = claim.delivery;
+        const release = this.limiter.tryAcquire(hostOf(delivery.url));
+        if (!release) {
+          // The host is busy: give the attempt back and come again shortly, without holding a slot.
+          await this.store.unclaim(delivery);
+          const at = new Date(Date.now() + HOST_BUSY_DELAY_MS * (1 + Math.random()));
+          const retry = `${attemptJobId(delivery.deliveryId, delivery.attempt - 1)}-h${Date.now()}`;
+          await this.lanes.schedule([{ lane, jobId: retry, at }]);
+          return;
+        }
+        let result: DeliveryResult;
+        try {
+          result = await this.sender.send({
+            tenant: lane.tenantId,
+            url: delivery.url,
+            body: Buffer.from(delivery.body, 'utf8'),
+            headers: deliveryHeaders(delivery),
+            signed: {
+              deliveryId: delivery.deliveryId,
+              taskId: lane.taskId,
+              generation: delivery.generation,
+            },
+          });
+        } finally {
+          release();
+        }
+        const settlement = this.settlement(delivery, result);
+        await this.store.settle(delivery, settlement);
+        if (settlement.kind === 'retry') {
+          const next = attemptJobId(delivery.deliveryId, delivery.attempt);
+          await this.resume({ lane, jobId: next, at: settlement.at }, jobId);
+          return;
+        }
+        if (settlement.kind === 'dead') {
+          this.logger.warn(
+            `delivery ${delivery.deliveryId} (task ${lane.taskId}, config ${lane.configId}) is dead ` +
+              `after ${delivery.attempt} attempt(s): ${settlement.error}`,
+          );
+        }
+      }
+      // Its share is sent: the lane goes on in a new job, behind the others waiting.
+      await this.lanes.schedule([{ lane, jobId: `${jobId}-n${Date.now()}` }]);
+    } catch (error) {
+      if (!isTransientDatabaseError(error)) {
+        this.logger.error(`lane ${JSON.stringify(lane)}: ${String(error)}`);
+      }
+      const at = new Date(Date.now() + retryDelayMs(3));
+      await this.lanes.schedule([{ lane, jobId: `${jobId}-e${Date.now()}`, at }]);
+    }
+  }
+
+  /** How an attempt ends the delivery: delivered, dead, or another attempt after the backoff. */
+  private settlement(delivery: ClaimedDelivery, result: DeliveryResult): Settlement {
+    switch (result.outcome) {
+      case 'delivered':
+        return { kind: 'delivered', status: result.status };
+      case 'rejected':
+        return { kind: 'dead', status: result.status ?? null, error: result.error };
+      case 'retry': {
+        if (delivery.attempt >= this.config.PUSH_MAX_ATTEMPTS) {
+          return {
+            kind: 'dead',
+            status: result.status ?? null,
+            error: `${result.error} (attempt ${delivery.attempt} of ${this.config.PUSH_MAX_ATTEMPTS})`,
+          };
+        }
+        const delay = retryDelay(
+          delivery.attempt,
+          result.retryAfterMs,
+          this.config.PUSH_BACKOFF_BASE_MS,
+          this.config.PUSH_BACKOFF_CAP_MS,
+          Math.random,
+        );
+        return {
+          kind: 'retry',
+          at: new Date(Date.now() + delay),
+          status: result.status ?? null,
+          error: result.error,
+        };
+      }
+    }
+  }
+
+  /**
+   * Schedules the lane's next run. When it has this very job's id (a job cannot be scheduled while it runs:
+   * BullMQ would ignore it), a variant of the id.
+   */
+  private async resume(run: LaneRun, jobId: string): Promise<void> {
+    await this.lanes.schedule([
+      run.jobId === jobId ? { ...run, jobId: `${run.jobId}-w${Date.now()}` } : run,
+    ]);
+  }
+
+  async onModuleDestroy(): Promise<void> {
+    await this.worker?.close().catch(() => undefined);
+    this.connection?.disconnect();
+    this.sender.close();
+  }
+}
+
+function hostOf(url: string): string {
+  try {
+    return new URL(url).hostname;
+  } catch {
+    return url;
+  }
+}

@@ -1,0 +1,97 @@
+import {
+  loadConfig,
+  postgresSchema,
+  pushDispatcherSchema,
+  relaySchema,
+  type PushDispatcherConfig,
+} from '@lib/config';
+import { createPool } from '@lib/event-store';
+import { PushAllowlist, WebhookSender } from '@lib/push';
+import type { SigningKey } from '@lib/signing';
+import {
+  Inject,
+  Logger,
+  Module,
+  type DynamicModule,
+  type OnApplicationShutdown,
+  type Provider,
+} from '@nestjs/common';
+import type { Pool } from 'pg';
+import { DeliveriesController } from './deliveries.controller';
+import { DeliveryStore } from './delivery-store';
+import { FeedConsumer } from './feed-consumer';
+import { LaneQueue } from './lane-queue';
+import { LaneRunner } from './lane-runner';
+import { Reconciler } from './reconciler';
+import { PUSH_CONFIG, PUSH_PG_POOL, PUSH_SIGNING_KEY } from './tokens';
+
+export function pushDispatcherConfigFromEnv(): PushDispatcherConfig {
+  return loadConfig(
+    postgresSchema
+      .merge(relaySchema.pick({ KAFKA_BROKERS: true, TASK_EVENTS_TOPIC: true }))
+      .merge(pushDispatcherSchema),
+  );
+}
+
+class PushPoolCloser implements OnApplicationShutdown {
+  constructor(@Inject(PUSH_PG_POOL) private readonly pool: Pool) {}
+
+  async onApplicationShutdown(): Promise<void> {
+    await this.pool.end();
+  }
+}
+
+/**
+ * Composition root of the push dispatcher (docs/adr/0010-push-notifications.md): the feed consumer that
+ * derives deliveries, the lane runner that sends them (BullMQ), the reconciler that rebuilds Redis from
+ * Postgres, and the operators' delivery routes. `signingKey` provides PUSH_SIGNING_KEY: the agent-card key,
+ * whose JWK Set the ingress publishes; `imports` are the modules it needs.
+ */
+@Module({})
+export class PushDispatcherModule {
+  static forRoot(
+    config: PushDispatcherConfig,
+    signingKey: Provider,
+    imports: DynamicModule[] = [],
+  ): DynamicModule {
+    return {
+      module: PushDispatcherModule,
+      imports,
+      controllers: [DeliveriesController],
+      providers: [
+        { provide: PUSH_CONFIG, useValue: config },
+        {
+          provide: PUSH_PG_POOL,
+          useFactory: () =>
+            createPool(config.POSTGRES_URL, {
+              max: config.POSTGRES_POOL_SIZE,
+              applicationName: 'a2a-push-dispatcher:pool',
+              warn: (message) => Logger.warn(message, 'PushPool'),
+            }),
+        },
+        PushPoolCloser,
+        signingKey,
+        {
+          provide: WebhookSender,
+          useFactory: (key: SigningKey) =>
+            new WebhookSender({
+              signingKey: key,
+              allowlist: new PushAllowlist(config.PUSH_ALLOWLIST),
+              connectTimeoutMs: config.PUSH_CONNECT_TIMEOUT_MS,
+              responseTimeoutMs: config.PUSH_RESPONSE_TIMEOUT_MS,
+              bodyTimeoutMs: config.PUSH_BODY_TIMEOUT_MS,
+              responseBodyLimitBytes: config.PUSH_RESPONSE_BODY_LIMIT_BYTES,
+              retryAfterCapMs: config.PUSH_BACKOFF_CAP_MS,
+            }),
+          inject: [PUSH_SIGNING_KEY],
+        },
+        DeliveryStore,
+        LaneQueue,
+        LaneRunner,
+        FeedConsumer,
+        Reconciler,
+      ],
+      exports: [DeliveryStore, Reconciler],
+    };
+  }
+}
