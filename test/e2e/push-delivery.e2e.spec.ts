@@ -5,9 +5,11 @@
  * StreamResponses a stream shows, in generation order, signed, with the config's headers; failures are
  * retried; permanent ones are dead-lettered, listed and redriven by the operator.
  */
-import { kafkaBrokers, uniqueTopic } from '@lib/testing';
+import { freePort, kafkaBrokers, repoRoot, uniqueTopic } from '@lib/testing';
 import { compactVerify, createLocalJWKSet, type JSONWebKeySet } from 'jose';
+import { spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTopic } from '../../apps/relay/test/support/topic';
 import { eventually, rawRpc, rawUserMessage, request, sentTask } from './support/json-rpc';
@@ -184,6 +186,44 @@ describe('push notifications, end to end', () => {
     expect((await admin(`deliveries?tenant=other&task=${task.id}`)).body).toStrictEqual({
       deliveries: [],
     });
+  });
+
+  it('the example receiver (examples/push-receiver) verifies, dedupes and prints a task in order', async () => {
+    const port = await freePort();
+    const example = spawn(
+      process.execPath,
+      [join(repoRoot(), 'examples', 'push-receiver', 'receiver.mjs')],
+      {
+        env: {
+          PATH: process.env['PATH'] ?? '',
+          PORT: String(port),
+          JWKS_URL: `${platform.baseUrl}/.well-known/jwks.json`,
+          TOKEN: 'example-token',
+          MAX_EVENTS: '4',
+        },
+        stdio: ['ignore', 'pipe', 'pipe'],
+      },
+    );
+    let output = '';
+    example.stdout.on('data', (chunk: Buffer) => (output += chunk.toString('utf8')));
+    example.stderr.on('data', (chunk: Buffer) => (output += chunk.toString('utf8')));
+    const exited = new Promise<number | null>((resolve) => example.once('exit', resolve));
+    await eventually(
+      () => Promise.resolve(output),
+      (text) => text.includes('receiving webhooks'),
+    );
+    const task = await echoWithWebhook(
+      { url: `http://127.0.0.1:${port}/hook`, token: 'example-token' },
+      'to the example',
+    );
+    expect(await exited, output).toBe(0);
+    const lines = output.split('\n').filter((line) => line.startsWith(`task ${task.id}`));
+    expect(lines.map((line) => line.split('\t').slice(2).join(' '))).toStrictEqual([
+      'task TASK_STATE_SUBMITTED',
+      'statusUpdate TASK_STATE_WORKING',
+      'artifactUpdate',
+      'statusUpdate TASK_STATE_COMPLETED',
+    ]);
   });
 
   it('refuses the admin routes without the operator token', async () => {

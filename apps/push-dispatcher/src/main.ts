@@ -2,6 +2,7 @@ import { ingressSchema, loadConfig } from '@lib/config';
 import { migrate, whenDatabaseReachable } from '@lib/event-store';
 import { exitOnFatalError } from '@lib/observability';
 import { loadSigningKey } from '@lib/signing';
+import { Logger } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import 'reflect-metadata';
 import { PushDispatcherModule, pushDispatcherConfigFromEnv } from './push-dispatcher.module';
@@ -28,6 +29,9 @@ async function bootstrap(): Promise<void> {
   );
   app.enableShutdownHooks();
   await app.listen(config.PUSH_DISPATCHER_PORT, config.PUSH_DISPATCHER_HOST);
+  new Logger('PushDispatcher').log(
+    `push dispatcher ready (operators: http://${config.PUSH_DISPATCHER_HOST}:${config.PUSH_DISPATCHER_PORT}/admin/push)`,
+  );
 }
 
 exitOnFatalError('PushDispatcher');

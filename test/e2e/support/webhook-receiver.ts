@@ -28,6 +28,8 @@ export type Answering = (post: Omit<ReceivedPost, 'answer'>, attempt: number) =>
 export class WebhookReceiver {
   readonly posts: ReceivedPost[] = [];
   connections = 0;
+  /** How long the receiver takes before it answers (a slow receiver keeps deliveries in flight). */
+  delayMs = 0;
   private readonly attempts = new Map<string, number>();
   private readonly sockets = new Set<Socket>();
 
@@ -95,7 +97,14 @@ export class WebhookReceiver {
     const answer = this.answering(post, attempt);
     this.posts.push({ ...post, answer });
     if (answer !== 'hang') {
-      res.writeHead(answer, { 'Content-Type': 'text/plain' }).end('ok');
+      const reply = (): void => {
+        res.writeHead(answer, { 'Content-Type': 'text/plain' }).end('ok');
+      };
+      if (this.delayMs > 0) {
+        setTimeout(reply, this.delayMs);
+      } else {
+        reply();
+      }
     }
   }
 
