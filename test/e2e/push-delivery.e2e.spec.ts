@@ -5,6 +5,7 @@
  * StreamResponses a stream shows, in generation order, signed, with the config's headers; failures are
  * retried; permanent ones are dead-lettered, listed and redriven by the operator.
  */
+import { processEnv } from '@lib/config';
 import { freePort, kafkaBrokers, repoRoot, uniqueTopic } from '@lib/testing';
 import { compactVerify, createLocalJWKSet, type JSONWebKeySet } from 'jose';
 import { spawn } from 'node:child_process';
@@ -54,6 +55,26 @@ async function admin(path: string, method = 'GET'): Promise<{ status: number; bo
     headers: { Authorization: `Bearer ${ADMIN_TOKEN}` },
   });
   return { status: response.status, body: await response.json() };
+}
+
+/** `npm run push -- …`: the operators' command line, against this platform. */
+async function cli(args: string[]): Promise<{ code: number | null; stdout: string }> {
+  const child = spawn(
+    process.execPath,
+    [join(repoRoot(), 'dist', 'apps', 'push-dispatcher', 'src', 'cli.js'), ...args],
+    {
+      env: {
+        PATH: processEnv()['PATH'] ?? '',
+        PUSH_ADMIN_URL: platform.baseUrl,
+        PUSH_ADMIN_TOKEN: ADMIN_TOKEN,
+      },
+      stdio: ['ignore', 'pipe', 'inherit'],
+    },
+  );
+  let stdout = '';
+  child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString('utf8')));
+  const code = await new Promise<number | null>((resolve) => child.once('exit', resolve));
+  return { code, stdout };
 }
 
 beforeAll(async () => {
@@ -171,10 +192,16 @@ describe('push notifications, end to end', () => {
     // 410 is not retried: one POST per event.
     expect(receiver.posts.filter((p) => p.taskId === task.id)).toHaveLength(4);
     receiver.answering = () => 200;
+    // The operators' command line sees the same, and redrives the oldest one.
+    const listed = await cli(['list', '--tenant', 'demo', '--task', task.id, '--state', 'dead']);
+    expect(listed.code).toBe(0);
+    expect(JSON.parse(listed.stdout)).toStrictEqual(dead);
     const first = dead.deliveries[dead.deliveries.length - 1]!;
-    const redriven = await admin(`deliveries/${first.deliveryId}/redrive?tenant=demo`, 'POST');
-    expect(redriven.status).toBe(200);
-    expect(redriven.body).toMatchObject({ delivery: { state: 'pending', attempts: 0 } });
+    const redriven = await cli(['redrive', '--tenant', 'demo', first.deliveryId]);
+    expect(redriven.code).toBe(0);
+    expect(JSON.parse(redriven.stdout)).toMatchObject({
+      delivery: { deliveryId: first.deliveryId, state: 'pending', attempts: 0 },
+    });
     const accepted = await eventually(
       () => Promise.resolve(receiver.acceptedOf(task.id)),
       (got) => got.length === 1,
@@ -195,7 +222,7 @@ describe('push notifications, end to end', () => {
       [join(repoRoot(), 'examples', 'push-receiver', 'receiver.mjs')],
       {
         env: {
-          PATH: process.env['PATH'] ?? '',
+          PATH: processEnv()['PATH'] ?? '',
           PORT: String(port),
           JWKS_URL: `${platform.baseUrl}/.well-known/jwks.json`,
           TOKEN: 'example-token',
