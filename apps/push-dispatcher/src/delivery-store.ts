@@ -173,71 +173,60 @@ export class DeliveryStore {
    * earlier one is delivered or dead.
    */
   async claimHead(lane: Lane, claimMs: number): Promise<Claim> {
-    const result = await this.pool.query<{
-      delivery_id: string;
-      generation: number;
-      state: DeliveryState;
-      attempts: number;
-      due: Date;
-      claimed: boolean;
-      body: string | null;
-      url: string | null;
-      token: string | null;
-      authentication: { scheme: string; credentials?: string } | null;
-    }>({
+    const result = await this.pool.query<ClaimRow>({
       name: 'deliveries.claim-head',
-      text: `WITH head AS (
-               SELECT delivery_id, state, attempts,
-                      CASE state WHEN 'pending' THEN next_attempt_at ELSE claimed_until END AS due
-                 FROM ops.push_deliveries
-                WHERE tenant_id = $1 AND task_id = $2 AND config_id = $3 AND state IN ('pending', 'sending')
-                ORDER BY generation
-                LIMIT 1
-                  FOR UPDATE
-             ), claimed AS (
-               UPDATE ops.push_deliveries d
-                  SET state = 'sending', attempts = d.attempts + 1,
-                      claimed_until = clock_timestamp() + make_interval(secs => $4::integer / 1000.0)
-                 FROM head
-                WHERE d.delivery_id = head.delivery_id AND head.due <= clock_timestamp()
-                RETURNING d.delivery_id, d.generation, d.attempts, d.body
-             )
-             SELECT head.delivery_id, head.state, coalesce(claimed.attempts, head.attempts) AS attempts,
-                    head.due, claimed.delivery_id IS NOT NULL AS claimed, claimed.generation, claimed.body,
+      text: `WITH ${HEAD_CLAIM} ${CLAIM_RESULT}`,
+      values: [lane.tenantId, lane.taskId, lane.configId, claimMs],
+    });
+    return claimOf(lane, result.rows[0]);
+  }
+
+  /**
+   * Records a final outcome (delivered or dead) of a claimed attempt and, in the same statement, claims the
+   * lane's next delivery: one round trip per delivery while a lane has work. Nothing is claimed when the
+   * attempt's claim was superseded (the head is then someone else's); the result is then `later` or `empty`
+   * as {@link claimHead} would say.
+   */
+  async settleAndClaimNext(
+    delivery: ClaimedDelivery,
+    settlement: Extract<Settlement, { kind: 'delivered' | 'dead' }>,
+    claimMs: number,
+  ): Promise<{ settled: boolean; next: Claim }> {
+    const { lane } = delivery;
+    const result = await this.pool.query<Partial<ClaimRow> & { settled: boolean }>({
+      name: 'deliveries.settle-claim-next',
+      text: `WITH settled AS (
+               UPDATE ops.push_deliveries
+                  SET state = $7, claimed_until = NULL, last_status = $8, last_error = $9,
+                      finished_at = clock_timestamp()
+                WHERE delivery_id = $5 AND attempts = $6 AND state = 'sending'
+                RETURNING delivery_id
+             ), ${HEAD_CLAIM_OF(true)}
+             SELECT s.settled, head.delivery_id, head.state,
+                    coalesce(claimed.attempts, head.attempts) AS attempts, head.due,
+                    claimed.delivery_id IS NOT NULL AS claimed, claimed.generation, claimed.body,
                     pc.url, pc.token, pc.authentication
-               FROM head
+               FROM (SELECT EXISTS (SELECT 1 FROM settled) AS settled) s
+               LEFT JOIN head ON true
                LEFT JOIN claimed ON claimed.delivery_id = head.delivery_id
                LEFT JOIN ops.push_configs pc
                  ON pc.tenant_id = $1 AND pc.task_id = $2 AND pc.config_id = $3`,
-      values: [lane.tenantId, lane.taskId, lane.configId, claimMs],
+      values: [
+        lane.tenantId,
+        lane.taskId,
+        lane.configId,
+        claimMs,
+        delivery.deliveryId,
+        delivery.attempt,
+        settlement.kind,
+        settlement.status,
+        settlement.kind === 'dead' ? settlement.error.slice(0, 1_000) : null,
+      ],
     });
     const row = result.rows[0];
-    if (!row) {
-      return { kind: 'empty' };
-    }
-    if (!row.claimed || row.body === null) {
-      const head: OpenHead = {
-        lane,
-        deliveryId: row.delivery_id,
-        state: row.state === 'sending' ? 'sending' : 'pending',
-        attempts: row.attempts,
-        due: row.due,
-      };
-      return { kind: 'later', at: row.due, head };
-    }
-    return {
-      kind: 'claimed',
-      delivery: {
-        deliveryId: row.delivery_id,
-        lane,
-        generation: row.generation,
-        body: row.body,
-        attempt: row.attempts,
-        url: row.url ?? '',
-        token: row.token,
-        authentication: row.authentication,
-      },
-    };
+    const settled = row?.settled === true;
+    const head = row?.delivery_id ? (row as ClaimRow) : undefined;
+    return { settled, next: settled ? claimOf(lane, head) : await this.claimHead(lane, claimMs) };
   }
 
   /**
@@ -358,5 +347,82 @@ function recordOf(row: DeliveryRow): DeliveryRecord {
     lastError: row.last_error,
     createdAt: row.created_at.toISOString(),
     finishedAt: row.finished_at?.toISOString() ?? null,
+  };
+}
+
+/**
+ * The claim of a lane's head ($1 tenant, $2 task, $3 config, $4 claim ms): the oldest open delivery, locked
+ * (never skipped: a later one must not overtake it), claimed when it is due. With a `settled` CTE before it
+ * (the settle of the attempt just made, $5 its delivery), that delivery is no longer open: all parts of one
+ * statement see the same snapshot, so it is left out by id, and nothing is claimed unless the settle took.
+ */
+const HEAD_CLAIM_OF = (afterSettle: boolean): string => `head AS (
+    SELECT delivery_id, state, attempts,
+           CASE state WHEN 'pending' THEN next_attempt_at ELSE claimed_until END AS due
+      FROM ops.push_deliveries
+     WHERE tenant_id = $1 AND task_id = $2 AND config_id = $3 AND state IN ('pending', 'sending')${
+       afterSettle ? ' AND delivery_id <> $5 AND EXISTS (SELECT 1 FROM settled)' : ''
+     }
+     ORDER BY generation
+     LIMIT 1
+       FOR UPDATE
+  ), claimed AS (
+    UPDATE ops.push_deliveries d
+       SET state = 'sending', attempts = d.attempts + 1,
+           claimed_until = clock_timestamp() + make_interval(secs => $4::integer / 1000.0)
+      FROM head
+     WHERE d.delivery_id = head.delivery_id AND head.due <= clock_timestamp()
+     RETURNING d.delivery_id, d.generation, d.attempts, d.body
+  )`;
+const HEAD_CLAIM = HEAD_CLAIM_OF(false);
+
+/** The head, whether it was claimed, and the webhook's current settings. */
+const CLAIM_RESULT = `SELECT head.delivery_id, head.state, coalesce(claimed.attempts, head.attempts) AS attempts,
+         head.due, claimed.delivery_id IS NOT NULL AS claimed, claimed.generation, claimed.body,
+         pc.url, pc.token, pc.authentication
+    FROM head
+    LEFT JOIN claimed ON claimed.delivery_id = head.delivery_id
+    LEFT JOIN ops.push_configs pc
+      ON pc.tenant_id = $1 AND pc.task_id = $2 AND pc.config_id = $3`;
+
+interface ClaimRow {
+  delivery_id: string;
+  generation: number;
+  state: DeliveryState;
+  attempts: number;
+  due: Date;
+  claimed: boolean;
+  body: string | null;
+  url: string | null;
+  token: string | null;
+  authentication: { scheme: string; credentials?: string } | null;
+}
+
+function claimOf(lane: Lane, row: ClaimRow | undefined): Claim {
+  if (!row) {
+    return { kind: 'empty' };
+  }
+  if (!row.claimed || row.body === null) {
+    const head: OpenHead = {
+      lane,
+      deliveryId: row.delivery_id,
+      state: row.state === 'sending' ? 'sending' : 'pending',
+      attempts: row.attempts,
+      due: row.due,
+    };
+    return { kind: 'later', at: row.due, head };
+  }
+  return {
+    kind: 'claimed',
+    delivery: {
+      deliveryId: row.delivery_id,
+      lane,
+      generation: row.generation,
+      body: row.body,
+      attempt: row.attempts,
+      url: row.url ?? '',
+      token: row.token,
+      authentication: row.authentication,
+    },
   };
 }

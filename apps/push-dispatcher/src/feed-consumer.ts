@@ -9,12 +9,29 @@ import {
 } from '@nestjs/common';
 import { Kafka, logLevel, type Consumer, type EachBatchPayload, type KafkaMessage } from 'kafkajs';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { DeliveryStore, type FeedEvent } from './delivery-store';
-import { attemptJobId, LaneQueue } from './lane-queue';
+import { DeliveryStore, type FeedEvent, type Lane } from './delivery-store';
+import { attemptJobId, LaneQueue, type LaneRun } from './lane-queue';
 import { PUSH_CONFIG } from './tokens';
 
 /** Records handled per statement pair (applicable configs, inserts). */
 const CHUNK = 500;
+/** How often resolved offsets are committed. */
+const COMMIT_INTERVAL_MS = 1_000;
+
+/**
+ * One lane run per lane with new deliveries: a run goes on through its lane until it is empty, so one job
+ * per lane is enough, named after one of the lane's new deliveries (its first attempt).
+ */
+export function lanesOf(derived: readonly { deliveryId: string; lane: Lane }[]): LaneRun[] {
+  const runs = new Map<string, LaneRun>();
+  for (const { deliveryId, lane } of derived) {
+    const key = JSON.stringify([lane.tenantId, lane.taskId, lane.configId]);
+    if (!runs.has(key)) {
+      runs.set(key, { lane, jobId: attemptJobId(deliveryId, 0) });
+    }
+  }
+  return [...runs.values()];
+}
 
 /**
  * Derives deliveries from the task-event feed (`a2a.task-events.v1`, docs/asyncapi.yaml): for every record
@@ -67,7 +84,9 @@ export class FeedConsumer implements OnApplicationBootstrap, OnModuleDestroy {
           fromBeginning: true,
         });
         await this.consumer.run({
-          autoCommit: false,
+          // kafkajs commits only offsets resolved after their rows were inserted; at most once a second.
+          autoCommit: true,
+          autoCommitInterval: COMMIT_INTERVAL_MS,
           eachBatchAutoResolve: false,
           eachBatch: (payload) => this.handle(payload),
         });
@@ -91,12 +110,7 @@ export class FeedConsumer implements OnApplicationBootstrap, OnModuleDestroy {
         }
         try {
           const derived = await this.store.derive(events);
-          await this.lanes.schedule(
-            derived.map(({ deliveryId, lane }) => ({
-              lane,
-              jobId: attemptJobId(deliveryId, 0),
-            })),
-          );
+          await this.lanes.schedule(lanesOf(derived));
           break;
         } catch (error) {
           if (!isTransientDatabaseError(error)) {
@@ -110,14 +124,8 @@ export class FeedConsumer implements OnApplicationBootstrap, OnModuleDestroy {
       const last = chunk[chunk.length - 1];
       if (last) {
         payload.resolveOffset(last.offset);
-        await this.consumer.commitOffsets([
-          {
-            topic: batch.topic,
-            partition: batch.partition,
-            offset: (BigInt(last.offset) + 1n).toString(),
-          },
-        ]);
       }
+      await payload.commitOffsetsIfNecessary();
       await payload.heartbeat();
     }
   }

@@ -80,9 +80,10 @@ export class LaneRunner implements OnApplicationBootstrap, OnModuleDestroy {
 
   /** Drives one lane; never throws (a failure re-schedules the lane). */
   async run(lane: Lane, jobId: string): Promise<void> {
+    const claimMs = this.config.PUSH_CLAIM_TIMEOUT_MS;
     try {
-      for (let sent = 0; sent < DELIVERIES_PER_RUN; sent++) {
-        const claim = await this.store.claimHead(lane, this.config.PUSH_CLAIM_TIMEOUT_MS);
+      let claim = await this.store.claimHead(lane, claimMs);
+      for (let sent = 1; ; sent++) {
         if (claim.kind === 'empty') {
           return;
         }
@@ -117,8 +118,8 @@ export class LaneRunner implements OnApplicationBootstrap, OnModuleDestroy {
           release();
         }
         const settlement = this.settlement(delivery, result);
-        await this.store.settle(delivery, settlement);
         if (settlement.kind === 'retry') {
+          await this.store.settle(delivery, settlement);
           const next = attemptJobId(delivery.deliveryId, delivery.attempt);
           await this.resume({ lane, jobId: next, at: settlement.at }, jobId);
           return;
@@ -129,9 +130,15 @@ export class LaneRunner implements OnApplicationBootstrap, OnModuleDestroy {
               `after ${delivery.attempt} attempt(s): ${settlement.error}`,
           );
         }
+        if (sent >= DELIVERIES_PER_RUN) {
+          // Its share is sent: the lane goes on in a new job, behind the others waiting.
+          await this.store.settle(delivery, settlement);
+          await this.lanes.schedule([{ lane, jobId: `${jobId}-n${Date.now()}` }]);
+          return;
+        }
+        // The outcome and the lane's next claim in one round trip.
+        claim = (await this.store.settleAndClaimNext(delivery, settlement, claimMs)).next;
       }
-      // Its share is sent: the lane goes on in a new job, behind the others waiting.
-      await this.lanes.schedule([{ lane, jobId: `${jobId}-n${Date.now()}` }]);
     } catch (error) {
       if (!isTransientDatabaseError(error)) {
         this.logger.error(`lane ${JSON.stringify(lane)}: ${String(error)}`);

@@ -1,0 +1,68 @@
+import { describe, expect, it } from 'vitest';
+import { lanesOf, parseRecord } from './feed-consumer';
+
+const record = (extra: Record<string, unknown> = {}): Buffer =>
+  Buffer.from(
+    JSON.stringify({
+      schema: 'a2a-platform.task-event',
+      schemaVersion: 1,
+      eventId: '0190f3d6-7f00-7000-8000-000000000001',
+      tenantId: 'demo',
+      taskId: 't1',
+      generation: 3,
+      streamResponse: { statusUpdate: { taskId: 't1', status: { state: 'TASK_STATE_WORKING' } } },
+      ...extra,
+    }),
+  );
+
+describe('parseRecord', () => {
+  it('takes the deliverable event of a task-event record, its body the streamResponse as JSON', () => {
+    expect(parseRecord(record())).toStrictEqual([
+      {
+        tenantId: 'demo',
+        taskId: 't1',
+        generation: 3,
+        eventId: '0190f3d6-7f00-7000-8000-000000000001',
+        body: '{"statusUpdate":{"taskId":"t1","status":{"state":"TASK_STATE_WORKING"}}}',
+      },
+    ]);
+  });
+
+  it('has nothing to deliver for an event no stream shows', () => {
+    expect(parseRecord(record({ streamResponse: null }))).toStrictEqual([]);
+  });
+
+  it('refuses what is not a task-event record of schema version 1', () => {
+    for (const value of [
+      null,
+      Buffer.from('not json'),
+      Buffer.from('42'),
+      record({ schema: 'other' }),
+      record({ schemaVersion: 2 }),
+      record({ generation: 0 }),
+      record({ generation: 1.5 }),
+      record({ tenantId: 7 }),
+      record({ streamResponse: 'text' }),
+    ]) {
+      expect(parseRecord(value), String(value)).toBeUndefined();
+    }
+  });
+});
+
+describe('lanesOf', () => {
+  it('schedules one run per lane, named after one of its new deliveries', () => {
+    const lane = (taskId: string, configId = 'c') => ({ tenantId: 'demo', taskId, configId });
+    expect(
+      lanesOf([
+        { deliveryId: 'd1', lane: lane('t1') },
+        { deliveryId: 'd2', lane: lane('t1') },
+        { deliveryId: 'd3', lane: lane('t2') },
+        { deliveryId: 'd4', lane: lane('t1', 'other') },
+      ]),
+    ).toStrictEqual([
+      { lane: lane('t1'), jobId: 'a-d1-0' },
+      { lane: lane('t2'), jobId: 'a-d3-0' },
+      { lane: lane('t1', 'other'), jobId: 'a-d4-0' },
+    ]);
+  });
+});
