@@ -1,5 +1,5 @@
 import { credentials, Metadata } from '@grpc/grpc-js';
-import { A2aError, isErrorReason, taskPb } from '@lib/a2a-protocol';
+import { A2aError, isErrorReason, taskPb, type TaskCommandMethod } from '@lib/a2a-protocol';
 import { postgresSchema, taskServiceSchema, type TaskServiceConfig } from '@lib/config';
 import { seedTenant } from '@lib/tenancy';
 import type { TestDatabase } from '@lib/testing';
@@ -89,16 +89,6 @@ export interface Caller {
   principalId: string;
 }
 
-type Method =
-  | 'sendMessage'
-  | 'getTask'
-  | 'listTasks'
-  | 'cancelTask'
-  | 'createTaskPushNotificationConfig'
-  | 'getTaskPushNotificationConfig'
-  | 'listTaskPushNotificationConfigs'
-  | 'deleteTaskPushNotificationConfig';
-
 /** Calls the internal TaskCommandService as an ingress replica would; A2A errors are thrown as A2aError. */
 export class CommandClient {
   private readonly client: taskPb.TaskCommandServiceClient;
@@ -107,7 +97,7 @@ export class CommandClient {
     this.client = new taskPb.TaskCommandServiceClient(target, credentials.createInsecure());
   }
 
-  call<T>(method: Method, caller: Caller, params: unknown): Promise<T> {
+  call<T>(method: TaskCommandMethod, caller: Caller, params: unknown): Promise<T> {
     const request: taskPb.OperationCall = {
       context: { ...caller, binding: 'JSONRPC', traceparent: '', requestId: 'test' },
       requestJson: JSON.stringify(params),

@@ -10,3 +10,4 @@ export * from './jcs';
 export * from './json-rpc';
 export * from './model';
 export * from './proto-json';
+export * from './task-commands';

@@ -3,6 +3,7 @@ import type {
   ListTasksResponse,
   SendMessageResponse,
   Task,
+  TaskCommandMethod,
   TaskPushNotificationConfig,
 } from '@lib/a2a-protocol';
 import type { CallContext } from './call-context';
@@ -14,15 +15,7 @@ export interface Versioned<T> {
 }
 
 /** The operations of the port, by their name in the internal contract (TaskCommandService). */
-export type OperationName =
-  | 'sendMessage'
-  | 'getTask'
-  | 'listTasks'
-  | 'cancelTask'
-  | 'createTaskPushNotificationConfig'
-  | 'getTaskPushNotificationConfig'
-  | 'listTaskPushNotificationConfigs'
-  | 'deleteTaskPushNotificationConfig';
+export type OperationName = TaskCommandMethod;
 
 /**
  * The one port every A2A binding calls. Requests are the ProtoJSON documents of the A2A request messages;

@@ -1,5 +1,5 @@
 import type { sendUnaryData, ServerUnaryCall } from '@grpc/grpc-js';
-import { A2aError, asA2aError, taskPb } from '@lib/a2a-protocol';
+import { A2aError, asA2aError, taskPb, type TaskCommandMethod } from '@lib/a2a-protocol';
 import { isTransientDatabaseError } from '@lib/event-store';
 import { Injectable, Logger } from '@nestjs/common';
 import type { CallContext, Versioned } from '../call-context';
@@ -12,15 +12,7 @@ import { ListTasksQuery } from '../queries/list-tasks.query';
 type Operation = (input: unknown, ctx: CallContext) => Promise<Versioned<unknown>>;
 
 /** The operations of the internal contract, by their TaskCommandService method name. */
-export type TaskOperation =
-  | 'sendMessage'
-  | 'getTask'
-  | 'listTasks'
-  | 'cancelTask'
-  | 'createTaskPushNotificationConfig'
-  | 'getTaskPushNotificationConfig'
-  | 'listTaskPushNotificationConfigs'
-  | 'deleteTaskPushNotificationConfig';
+export type TaskOperation = TaskCommandMethod;
 
 /**
  * The internal contract the ingress calls: in-process through {@link invoke} when both run in one process
