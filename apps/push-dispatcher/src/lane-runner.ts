@@ -23,6 +23,10 @@ import { PUSH_CONFIG } from './tokens';
 
 /** Deliveries one job sends before it hands the lane to a new job (fairness between lanes). */
 const DELIVERIES_PER_RUN = 100;
+/** Settled deliveries a replica remembers, to drop their now pointless first jobs without a query. */
+const SETTLED_REMEMBERED = 100_000;
+/** The job of a delivery's first attempt, as the feed consumer schedules it (`attemptJobId(id, 0)`). */
+const FIRST_ATTEMPT_JOB = /^a-([0-9a-f-]{36})-0$/;
 /** Wait before a lane whose host is at its concurrency limit is tried again. */
 const HOST_BUSY_DELAY_MS = 100;
 
@@ -56,6 +60,10 @@ export function deliveryHeaders(delivery: ClaimedDelivery): Record<string, strin
 export class LaneRunner implements OnApplicationBootstrap, OnModuleDestroy {
   private readonly logger = new Logger(LaneRunner.name);
   private readonly limiter: HostLimiter;
+  /** Lanes a run of this replica is driving, and whether a job of theirs arrived meanwhile. */
+  private readonly driving = new Map<string, { more: boolean }>();
+  /** Deliveries this replica recently settled (delivered or dead), oldest first. */
+  private readonly settled = new Set<string>();
   private worker: Worker<Lane> | null = null;
   private connection: Redis | null = null;
 
@@ -78,12 +86,43 @@ export class LaneRunner implements OnApplicationBootstrap, OnModuleDestroy {
     this.worker.on('error', (error) => this.logger.warn(`lane worker: ${String(error)}`));
   }
 
-  /** Drives one lane; never throws (a failure re-schedules the lane). */
+  /**
+   * Drives one lane; never throws (a failure re-schedules the lane). A lane this replica is driving already
+   * is not claimed a second time: the job only tells the run in progress that its lane got new deliveries,
+   * and that run looks again before it ends (one process, so nothing can slip between the two).
+   */
   async run(lane: Lane, jobId: string): Promise<void> {
+    // The first job of a delivery this replica has settled since: the run that settled it went on through
+    // the lane, and every later delivery has a job of its own. Nothing to claim.
+    const first = FIRST_ATTEMPT_JOB.exec(jobId)?.[1];
+    if (first !== undefined && this.settled.has(first)) {
+      return;
+    }
+    const key = JSON.stringify([lane.tenantId, lane.taskId, lane.configId]);
+    const running = this.driving.get(key);
+    if (running) {
+      running.more = true;
+      return;
+    }
+    const state = { more: false };
+    this.driving.set(key, state);
+    try {
+      await this.drive(lane, jobId, state);
+    } finally {
+      this.driving.delete(key);
+    }
+  }
+
+  private async drive(lane: Lane, jobId: string, state: { more: boolean }): Promise<void> {
     const claimMs = this.config.PUSH_CLAIM_TIMEOUT_MS;
     try {
       let claim = await this.store.claimHead(lane, claimMs);
       for (let sent = 1; ; sent++) {
+        while (claim.kind === 'empty' && state.more) {
+          // A job of this lane came while it ran: its delivery may have been committed after the last claim.
+          state.more = false;
+          claim = await this.store.claimHead(lane, claimMs);
+        }
         if (claim.kind === 'empty') {
           return;
         }
@@ -132,12 +171,18 @@ export class LaneRunner implements OnApplicationBootstrap, OnModuleDestroy {
         }
         if (sent >= DELIVERIES_PER_RUN) {
           // Its share is sent: the lane goes on in a new job, behind the others waiting.
-          await this.store.settle(delivery, settlement);
+          if (await this.store.settle(delivery, settlement)) {
+            this.remember(delivery.deliveryId);
+          }
           await this.lanes.schedule([{ lane, jobId: `${jobId}-n${Date.now()}` }]);
           return;
         }
         // The outcome and the lane's next claim in one round trip.
-        claim = (await this.store.settleAndClaimNext(delivery, settlement, claimMs)).next;
+        const outcome = await this.store.settleAndClaimNext(delivery, settlement, claimMs);
+        if (outcome.settled) {
+          this.remember(delivery.deliveryId);
+        }
+        claim = outcome.next;
       }
     } catch (error) {
       if (!isTransientDatabaseError(error)) {
@@ -145,6 +190,16 @@ export class LaneRunner implements OnApplicationBootstrap, OnModuleDestroy {
       }
       const at = new Date(Date.now() + retryDelayMs(3));
       await this.lanes.schedule([{ lane, jobId: `${jobId}-e${Date.now()}`, at }]);
+    }
+  }
+
+  private remember(deliveryId: string): void {
+    this.settled.add(deliveryId);
+    if (this.settled.size > SETTLED_REMEMBERED) {
+      const oldest = this.settled.values().next();
+      if (!oldest.done) {
+        this.settled.delete(oldest.value);
+      }
     }
   }
 
