@@ -101,6 +101,7 @@ import {
   rssMiB,
   ticksByPid,
 } from './support/proc-stats';
+import { readSseBlocks } from './support/sse-blocks';
 import { readTaskLogs, type LogEntry } from './support/task-log';
 import { calibrateWallClock, wallMs } from './support/wall-clock';
 
@@ -1913,28 +1914,9 @@ function subscribe(endpoint: RpcEndpoint, task: number, taskId: string): OpenSub
       record.at.push(at);
     };
     const body = rpcBody('SubscribeToTask', { id: taskId });
-    const req = httpRequest(rpcRequest(endpoint, body, SSE_API_KEY), (res) => {
-      res.setEncoding('utf8');
-      let buffer = '';
-      if (!String(res.headers['content-type'] ?? '').startsWith('text/event-stream')) {
-        res.on('data', (chunk: string) => (buffer += chunk));
-        res.on('end', () => finish(`no stream: HTTP ${res.statusCode} ${buffer.slice(0, 160)}`));
-        res.on('error', (error) => finish(`response: ${error.message}`));
-        return;
-      }
-      res.on('data', (chunk: string) => {
-        const at = wallMs();
-        buffer += chunk;
-        let cut = buffer.indexOf('\n\n');
-        while (cut >= 0) {
-          onFrame(buffer.slice(0, cut), at);
-          buffer = buffer.slice(cut + 2);
-          cut = buffer.indexOf('\n\n');
-        }
-      });
-      res.on('end', () => finish(null));
-      res.on('error', (error) => finish(`response: ${error.message}`));
-    });
+    const req = httpRequest(rpcRequest(endpoint, body, SSE_API_KEY), (res) =>
+      readSseBlocks(res, onFrame, finish),
+    );
     abort = () => {
       req.destroy();
       finish('aborted');

@@ -42,6 +42,7 @@ import type { Pool } from 'pg';
 import { ascending, fmt, percentile, printMachine, table } from './support/figures';
 import { postRpc, rpcBody, rpcRequest, type RpcEndpoint } from './support/json-rpc-http';
 import { CLOCK_TICKS, machineBusyTicks, rssMiB, ticksByPid } from './support/proc-stats';
+import { readSseBlocks } from './support/sse-blocks';
 import { readTaskLogs, type LogEntry } from './support/task-log';
 import { calibrateWallClock, wallMs } from './support/wall-clock';
 
@@ -274,31 +275,7 @@ function openStream(endpoint: RpcEndpoint, body: string, timeoutMs: number): Ope
     };
     const req = request(rpcRequest(endpoint, body, API_KEY), (res) => {
       record.httpStatus = res.statusCode ?? 0;
-      res.setEncoding('utf8');
-      let buffer = '';
-      if (!String(res.headers['content-type'] ?? '').startsWith('text/event-stream')) {
-        // A plain JSON-RPC answer instead of a stream (e.g. the task had already ended).
-        res.on('data', (chunk: string) => (buffer += chunk));
-        res.on('end', () => finish(`no stream: ${buffer.slice(0, 160)}`));
-        res.on('error', (error) => finish(`response: ${error.message}`));
-        return;
-      }
-      res.on('data', (chunk: string) => {
-        const at = wallMs();
-        buffer += chunk;
-        let cut = buffer.indexOf('\n\n');
-        while (cut >= 0) {
-          onBlock(buffer.slice(0, cut), at);
-          buffer = buffer.slice(cut + 2);
-          cut = buffer.indexOf('\n\n');
-        }
-      });
-      res.on('end', () =>
-        finish(
-          res.statusCode === 200 ? null : `HTTP ${String(res.statusCode)}: ${buffer.slice(0, 160)}`,
-        ),
-      );
-      res.on('error', (error) => finish(`response: ${error.message}`));
+      readSseBlocks(res, onBlock, finish);
     });
     const timer = setTimeout(() => {
       req.destroy();

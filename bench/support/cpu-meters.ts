@@ -8,7 +8,7 @@
 import { readdirSync, readFileSync, readlinkSync } from 'node:fs';
 import type { Pool } from 'pg';
 import { fmt, table } from './figures';
-import { CLOCK_TICKS, machineBusyTicks, processTicks } from './proc-stats';
+import { childPids, CLOCK_TICKS, machineBusyTicks, ticksByPid } from './proc-stats';
 
 /** CPU ticks per pid at one moment. */
 export type Ticks = Map<number, number>;
@@ -23,18 +23,6 @@ export interface Meter {
    * machine itself.
    */
   kind?: 'part' | 'machine';
-}
-
-/** Ticks of the given pids that /proc still has. */
-export function ticksOf(pids: Iterable<number>): Ticks {
-  const ticks: Ticks = new Map();
-  for (const pid of pids) {
-    const t = processTicks(pid);
-    if (t !== null) {
-      ticks.set(pid, t);
-    }
-  }
-  return ticks;
 }
 
 /** The socket inodes listening on TCP `port` (IPv4 and IPv6), from /proc/net/tcp{,6}. */
@@ -91,26 +79,13 @@ export function listeningPid(port: number): number | null {
   return null;
 }
 
-/** `pid` and its direct children (a Postgres postmaster and its backends and helpers). */
-export function withChildren(pid: number): number[] {
-  const children = numericEntries('/proc').filter((child) => {
-    try {
-      const stat = readFileSync(`/proc/${child}/stat`, 'utf8');
-      return Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]) === pid;
-    } catch {
-      return false;
-    }
-  });
-  return [pid, ...children];
-}
-
 /** A meter of one process, by a getter (the process may not have started when the meter is made). */
 export function pidMeter(label: string, pid: () => number | undefined): Meter {
   return {
     label,
     read: () => {
       const p = pid();
-      return Promise.resolve(p === undefined ? new Map() : ticksOf([p]));
+      return Promise.resolve(p === undefined ? new Map() : ticksByPid([p]));
     },
   };
 }
@@ -120,7 +95,10 @@ export function serverMeter(label: string, port: number): Meter | null {
   const pid = listeningPid(port);
   return pid === null
     ? null
-    : { label: `${label} (pid ${pid})`, read: () => Promise.resolve(ticksOf(withChildren(pid))) };
+    : {
+        label: `${label} (pid ${pid})`,
+        read: () => Promise.resolve(ticksByPid([pid, ...childPids(pid, '')])),
+      };
 }
 
 /**
@@ -137,7 +115,7 @@ export function backendMeter(label: string, pool: Pool, prefix: string): Meter {
           WHERE datname = current_database() AND starts_with(application_name, $1)`,
         [prefix],
       );
-      return ticksOf(result.rows.map((r) => r.pid));
+      return ticksByPid(result.rows.map((r) => r.pid));
     },
   };
 }

@@ -39,11 +39,8 @@ export class DeliveriesController {
     @Query('state') state: unknown,
     @Query('limit') limit: unknown,
   ): Promise<void> {
-    if (!this.authorized(req, res)) {
-      return;
-    }
-    if (typeof tenant !== 'string' || tenant === '') {
-      refuse(res, 400, 'query parameter tenant is required');
+    const tenantId = this.tenantOf(req, res, tenant);
+    if (tenantId === null) {
       return;
     }
     if (task !== undefined && (typeof task !== 'string' || task === '')) {
@@ -61,7 +58,7 @@ export class DeliveriesController {
     }
     await this.answer(res, async () => ({
       deliveries: await this.store.list({
-        tenantId: tenant,
+        tenantId,
         ...(typeof task === 'string' ? { taskId: task } : {}),
         ...(state !== undefined ? { state: state as DeliveryState } : {}),
         limit: size,
@@ -76,31 +73,40 @@ export class DeliveriesController {
     @Param('id') id: string,
     @Query('tenant') tenant: unknown,
   ): Promise<void> {
-    if (!this.authorized(req, res)) {
-      return;
-    }
-    if (typeof tenant !== 'string' || tenant === '') {
-      refuse(res, 400, 'query parameter tenant is required');
+    const tenantId = this.tenantOf(req, res, tenant);
+    if (tenantId === null) {
       return;
     }
     if (!/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/.test(id)) {
-      refuse(res, 404, `no dead delivery ${id} in tenant ${tenant}`);
+      refuse(res, 404, `no dead delivery ${id} in tenant ${tenantId}`);
       return;
     }
     await this.answer(
       res,
       async () => {
-        const delivery = await this.store.redrive(tenant, id);
+        const delivery = await this.store.redrive(tenantId, id);
         if (!delivery) {
           return null;
         }
-        const lane = { tenantId: tenant, taskId: delivery.taskId, configId: delivery.configId };
+        const lane = { tenantId, taskId: delivery.taskId, configId: delivery.configId };
         await this.lanes.schedule([{ lane, jobId: `${attemptJobId(id, 0)}-r${Date.now()}` }]);
-        this.logger.log(`delivery ${id} of tenant ${tenant} redriven`);
+        this.logger.log(`delivery ${id} of tenant ${tenantId} redriven`);
         return { delivery };
       },
-      `no dead delivery ${id} in tenant ${tenant}`,
+      `no dead delivery ${id} in tenant ${tenantId}`,
     );
+  }
+
+  /** The request's tenant when the caller is an operator and names one; else refused (and null). */
+  private tenantOf(req: Request, res: Response, tenant: unknown): string | null {
+    if (!this.authorized(req, res)) {
+      return null;
+    }
+    if (typeof tenant !== 'string' || tenant === '') {
+      refuse(res, 400, 'query parameter tenant is required');
+      return null;
+    }
+    return tenant;
   }
 
   private authorized(req: Request, res: Response): boolean {
