@@ -22,6 +22,8 @@
  * `--warmup N` seconds per scenario (5), `--concurrency N` (4), `--batch N` tasks per seeding transaction (20000).
  */
 import { encodeListPageToken } from '@lib/a2a-protocol';
+import { CLIENT_SCOPES } from '@lib/authz';
+import { agentIdOf, principalIdOf, tenantIdOf, type CallContext } from '@lib/tenancy';
 import {
   createTestDatabase,
   freePort,
@@ -439,7 +441,16 @@ function planNodes(plan: PlanNode): PlanNode[] {
  * under EXPLAIN (ANALYZE, BUFFERS) five times at random picks: the server time, and what it read.
  */
 async function explainScenarios(pool: Pool, sample: readonly Sampled[]): Promise<string> {
-  const ctx = { tenantId: TENANT, agentId: AGENT, principalId: PRINCIPAL, binding: 'JSONRPC' };
+  const ctx: CallContext = {
+    tenantId: tenantIdOf(TENANT),
+    agentId: agentIdOf(AGENT),
+    principalId: principalIdOf(PRINCIPAL),
+    credentialId: null,
+    scopes: CLIENT_SCOPES,
+    binding: 'JSONRPC',
+    protocolVersion: '1.0',
+    requestId: 'bench',
+  };
   const rows: string[][] = [];
   for (const scenario of SCENARIOS) {
     const times: number[] = [];

@@ -11,6 +11,7 @@ import {
 import { APP_FILTER } from '@nestjs/core';
 import type { Pool } from 'pg';
 import { ApiKeyAuthenticator } from './auth/api-key.authenticator';
+import { IngressConfigChanges } from './auth/config-changes.provider';
 import { AgentCardController } from './cards/agent-card.controller';
 import { AgentCardKeys } from './cards/agent-card.keys';
 import { PublicOrigins } from './cards/agent-cards';
@@ -70,6 +71,7 @@ export class IngressModule {
         },
         IngressPoolCloser,
         operations,
+        IngressConfigChanges,
         ApiKeyAuthenticator,
         AgentRegistry,
         PublicOrigins,

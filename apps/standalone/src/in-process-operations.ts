@@ -1,6 +1,6 @@
 // The standalone process is the one place that composes other apps' code (ARCHITECTURE.md).
+import type { CallContext } from '@lib/tenancy';
 import { A2aOperations, type Versioned } from '../../ingress/src/operations/a2a-operations';
-import type { CallContext } from '../../ingress/src/operations/call-context';
 import {
   type TaskCommandController,
   type TaskOperation,
@@ -20,14 +20,7 @@ export class InProcessOperations extends A2aOperations {
     params: unknown,
     ctx: CallContext,
   ): Promise<Versioned<unknown>> {
-    const { result, version } = await this.commands.invoke(operation, params, {
-      tenantId: ctx.tenantId,
-      agentId: ctx.agentId,
-      principalId: ctx.principalId,
-      binding: ctx.binding,
-      requestId: ctx.requestId,
-      ...(ctx.traceparent ? { traceparent: ctx.traceparent } : {}),
-    });
+    const { result, version } = await this.commands.invoke(operation, params, ctx);
     return { result, version: version ?? 0 };
   }
 }

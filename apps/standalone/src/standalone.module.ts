@@ -1,6 +1,7 @@
 import type { PlatformConfig } from '@lib/config';
 import { Module, type DynamicModule, type Provider } from '@nestjs/common';
 // The standalone process is the one place that composes other apps' modules (ARCHITECTURE.md).
+import { AdminApiModule } from '../../admin-api/src/admin-api.module';
 import { AgentCardKeys } from '../../ingress/src/cards/agent-card.keys';
 import { IngressModule } from '../../ingress/src/ingress.module';
 import { A2aOperations } from '../../ingress/src/operations/a2a-operations';
@@ -43,6 +44,7 @@ export class StandaloneModule {
       imports: [
         taskService,
         ingress,
+        AdminApiModule.forRoot(config),
         ...(config.START_RELAY ? [RelayModule.forRoot(config)] : []),
         ...(config.START_PUSH_DISPATCHER
           ? [PushDispatcherModule.forRoot(config, signingKey, [ingress])]

@@ -1,14 +1,7 @@
 import type { EventMetadata } from '@lib/event-store';
+import type { CallContext } from '@lib/tenancy';
 
-/** Who is calling, for which tenant and hosted agent, through which binding (from the ingress). */
-export interface CallContext {
-  tenantId: string;
-  agentId: string;
-  principalId: string;
-  binding: string;
-  traceparent?: string;
-  requestId?: string;
-}
+export type { CallContext };
 
 /** Event metadata for a change a caller made through a binding. */
 export function callerMetadata(ctx: CallContext): EventMetadata {

@@ -1,5 +1,5 @@
 import { encodeListPageToken, type ListTasksRequest, type TaskStateName } from '@lib/a2a-protocol';
-import { createTestDatabase, type TestDatabase } from '@lib/testing';
+import { callContext, createTestDatabase, type TestDatabase } from '@lib/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { CallContext } from '../src/call-context';
 import { listTasksStatement } from '../src/queries/list-tasks.sql';
@@ -7,12 +7,8 @@ import { TaskViews } from '../src/queries/task-views';
 
 /** ListTasks (spec §3.1.4, digest §10.7) on read.task_view and read.task_counts, against real Postgres. */
 
-const alice: CallContext = {
-  tenantId: 'acme',
-  agentId: 'echo',
-  principalId: 'alice',
-  binding: 'JSONRPC',
-};
+const ALICE = { tenantId: 'acme', agentId: 'echo', principalId: 'alice' };
+const alice: CallContext = callContext(ALICE);
 const STATES: TaskStateName[] = [
   'TASK_STATE_SUBMITTED',
   'TASK_STATE_WORKING',
@@ -98,15 +94,15 @@ describe('ListTasks on the task view', () => {
     }
     await insertTasks(db, alice, mine);
     // Same ids and contexts under another tenant, agent and owner: never listed for alice.
-    await insertTasks(db, { ...alice, tenantId: 'evil' }, mine.slice(0, 30));
+    await insertTasks(db, callContext({ ...ALICE, tenantId: 'evil' }), mine.slice(0, 30));
     await insertTasks(
       db,
-      { ...alice, agentId: 'other' },
+      callContext({ ...ALICE, agentId: 'other' }),
       mine.slice(0, 30).map((t) => ({ ...t, id: `other-${t.id}` })),
     );
     await insertTasks(
       db,
-      { ...alice, principalId: 'bob' },
+      callContext({ ...ALICE, principalId: 'bob' }),
       mine.slice(0, 30).map((t) => ({ ...t, id: `bob-${t.id}` })),
     );
   });
@@ -192,12 +188,12 @@ describe('ListTasks on the task view', () => {
   });
 
   it('shows tenant B, another agent and another caller none of tenant A’s tasks, nor counts them', async () => {
-    const stranger = await views.list({ ...alice, tenantId: 'nobody' }, {});
+    const stranger = await views.list(callContext({ ...ALICE, tenantId: 'nobody' }), {});
     expect(stranger).toEqual({ tasks: [], nextPageToken: '', pageSize: 50, totalSize: 0 });
     for (const ctx of [
-      { ...alice, tenantId: 'evil' },
-      { ...alice, agentId: 'other' },
-      { ...alice, principalId: 'bob' },
+      callContext({ ...ALICE, tenantId: 'evil' }),
+      callContext({ ...ALICE, agentId: 'other' }),
+      callContext({ ...ALICE, principalId: 'bob' }),
     ]) {
       const listed = await allPages(views, ctx, { pageSize: 100 });
       expect(listed.ids).toHaveLength(30);
@@ -214,7 +210,7 @@ describe('ListTasks on the task view', () => {
   });
 
   describe('plans with 200,000 tasks of one caller', () => {
-    const big: CallContext = { ...alice, principalId: 'carol' };
+    const big: CallContext = callContext({ ...ALICE, principalId: 'carol' });
     let middle: { ts: string; id: string };
 
     beforeAll(async () => {

@@ -1,5 +1,6 @@
 import { credentials, Metadata } from '@grpc/grpc-js';
 import { A2aError, isErrorReason, taskPb, type TaskCommandMethod } from '@lib/a2a-protocol';
+import { CLIENT_SCOPES } from '@lib/authz';
 import { postgresSchema, taskServiceSchema, type TaskServiceConfig } from '@lib/config';
 import { seedTenant } from '@lib/tenancy';
 import type { TestDatabase } from '@lib/testing';
@@ -87,6 +88,8 @@ export interface Caller {
   tenantId: string;
   agentId: string;
   principalId: string;
+  /** A client key's scopes when not given. */
+  scopes?: readonly string[];
 }
 
 /** Calls the internal TaskCommandService as an ingress replica would; A2A errors are thrown as A2aError. */
@@ -99,7 +102,18 @@ export class CommandClient {
 
   call<T>(method: TaskCommandMethod, caller: Caller, params: unknown): Promise<T> {
     const request: taskPb.OperationCall = {
-      context: { ...caller, binding: 'JSONRPC', traceparent: '', requestId: 'test' },
+      context: {
+        tenantId: caller.tenantId,
+        agentId: caller.agentId,
+        principalId: caller.principalId,
+        scopes: [...(caller.scopes ?? CLIENT_SCOPES)],
+        credentialId: '',
+        binding: 'JSONRPC',
+        protocolVersion: '1.0',
+        traceparent: '',
+        requestId: 'test',
+        sourceAddress: '',
+      },
       requestJson: JSON.stringify(params),
     };
     return new Promise((resolve, reject) => {

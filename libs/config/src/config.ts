@@ -185,6 +185,26 @@ export const pushAdminClientSchema = z.object({
   PUSH_ADMIN_TOKEN: z.string().min(1),
 });
 
+/** The admin API: tenants, agents, credentials, issuers, audit (`apps/admin-api`). */
+export const adminApiSchema = z.object({
+  /** Port of the admin API when it runs as its own process (the standalone serves it on INGRESS_PORT). */
+  ADMIN_API_PORT: port.default(8070),
+  ADMIN_API_HOST: z.string().default('127.0.0.1'),
+  /**
+   * A platform-admin bearer token accepted from configuration, for the first start (before any admin key
+   * exists) and for automation that holds a secret store. Unset: only admin keys issued through the API.
+   */
+  ADMIN_BOOTSTRAP_TOKEN: z.string().min(24).optional(),
+});
+
+/** The operators' command line over the admin API (`npm run admin`). */
+export const adminClientSchema = z.object({
+  /** Where the admin API is served: the standalone process, or an admin-api process. */
+  ADMIN_API_URL: z.string().url().default('http://127.0.0.1:8080'),
+  /** A platform-admin token (ADMIN_BOOTSTRAP_TOKEN or an admin key), or a tenant key with tenant:admin. */
+  ADMIN_TOKEN: z.string().min(1),
+});
+
 /** The demo tenant seeded on start-up. */
 export const demoSchema = z.object({
   DEMO_TENANT: z.string().default('demo'),
@@ -221,6 +241,7 @@ export const platformSchema = postgresSchema
   .merge(demoSchema)
   .merge(relaySchema)
   .merge(pushDispatcherSchema)
+  .merge(adminApiSchema)
   .merge(standaloneSchema);
 
 export type PostgresConfig = z.infer<typeof postgresSchema>;
@@ -233,6 +254,7 @@ export type WorkerConfig = z.infer<typeof workerSchema>;
 export type PushDispatcherConfig = z.infer<typeof pushDispatcherSchema> &
   PostgresConfig &
   Pick<z.infer<typeof relaySchema>, 'KAFKA_BROKERS' | 'TASK_EVENTS_TOPIC'>;
+export type AdminApiConfig = z.infer<typeof adminApiSchema> & PostgresConfig;
 export type PlatformConfig = z.infer<typeof platformSchema>;
 
 /**

@@ -4,7 +4,7 @@ import { migrate } from './migrate';
 
 /** The schema as Postgres sees it: tables, columns, indexes, constraints and triggers, in a stable order. */
 async function describeSchema(db: TestDatabase): Promise<unknown> {
-  const schemas = ['events', 'read', 'ops'];
+  const schemas = ['events', 'read', 'ops', 'audit'];
   const columns = await db.pool.query(
     `SELECT table_schema, table_name, column_name, data_type, is_nullable, column_default, is_identity
        FROM information_schema.columns WHERE table_schema = ANY($1)

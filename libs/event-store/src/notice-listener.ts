@@ -7,6 +7,8 @@ type Listener = (notice: Notice) => void;
 export interface NoticeListenerOptions {
   /** `application_name` of the LISTEN connection (see {@link PoolOptions.applicationName}). */
   applicationName: string;
+  /** The channel listened to; {@link NOTICE_CHANNEL} when not given. */
+  channel?: string;
   /** Where connection losses and failed reconnects are reported. */
   warn?: (message: string) => void;
   /** Where a re-established connection is reported. */
@@ -103,7 +105,7 @@ export class NoticeListener {
     client.on('end', () => onLost('connection ended'));
     try {
       await client.connect();
-      await client.query(`LISTEN ${NOTICE_CHANNEL}`);
+      await client.query(`LISTEN ${this.options.channel ?? NOTICE_CHANNEL}`);
     } catch (error) {
       lost = true;
       await client.end().catch(() => undefined);

@@ -1,6 +1,12 @@
 /** Postgres NOTIFY channel carrying {@link Notice}s between platform processes. */
 export const NOTICE_CHANNEL = 'a2a_platform';
 
+/**
+ * Postgres NOTIFY channel on which every message means: tenants, agents, credentials or issuers changed (a
+ * trigger on their tables sends `{"k":"config"}`), and every replica drops what it cached of them.
+ */
+export const CONFIG_CHANNEL = 'a2a_config';
+
 /** Cross-process signals; each is a hint backed by durable state, never the state itself. */
 export type Notice =
   /** A task stream reached version `v` (wakes waiters, dispatchers of live streams). */

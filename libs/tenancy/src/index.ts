@@ -1,2 +1,7 @@
+export * from './admin';
+export * from './call-context';
+export * from './config-changes';
+export * from './ids';
+export * from './oidc';
 export * from './secrets';
 export * from './seed';

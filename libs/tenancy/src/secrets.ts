@@ -1,4 +1,4 @@
-import { createHash, randomBytes } from 'node:crypto';
+import { createHash } from 'node:crypto';
 
 /**
  * Hash under which API keys and worker secrets are stored. The secrets are random and high-entropy
@@ -7,9 +7,4 @@ import { createHash, randomBytes } from 'node:crypto';
  */
 export function hashSecret(secret: string): string {
   return createHash('sha256').update(secret, 'utf8').digest('hex');
-}
-
-/** A new random secret for an API key or worker credential. */
-export function newSecret(prefix: string): string {
-  return `${prefix}_${randomBytes(24).toString('base64url')}`;
 }

@@ -1,6 +1,9 @@
 import type { JsonObject } from '@lib/a2a-protocol';
 import type { Pool } from 'pg';
-import { hashSecret } from './secrets';
+import { AgentStore } from './admin/agent-store';
+import { CredentialStore } from './admin/credential-store';
+import { TenantStore } from './admin/tenant-store';
+import { agentIdOf, tenantIdOf } from './ids';
 
 /** The part of an agent card that belongs to the hosted agent (the platform adds interfaces and security). */
 export interface AgentProfile extends JsonObject {
@@ -21,58 +24,44 @@ export interface AgentSeed {
 export interface TenantSeed {
   tenantId: string;
   displayName: string;
-  apiKeys: { keyId: string; principalId: string; secret: string }[];
+  /** Keys with operator-chosen secrets; scopes default to a client key's. */
+  apiKeys: { keyId: string; principalId: string; secret: string; scopes?: string[] }[];
   agents: AgentSeed[];
 }
 
-/** Creates or updates a tenant with its agents, API keys and worker credentials (idempotent). */
+/**
+ * Creates or updates a tenant with its agents, API keys and worker credentials (idempotent), through the
+ * same stores and validation as the admin API: the demo tenant of `npm start` and test fixtures.
+ */
 export async function seedTenant(pool: Pool, seed: TenantSeed): Promise<void> {
-  const client = await pool.connect();
-  try {
-    await client.query('BEGIN');
-    await client.query(
-      `INSERT INTO ops.tenants (tenant_id, display_name) VALUES ($1, $2)
-       ON CONFLICT (tenant_id) DO UPDATE SET display_name = EXCLUDED.display_name`,
-      [seed.tenantId, seed.displayName],
+  const tenantId = tenantIdOf(seed.tenantId);
+  const credentials = new CredentialStore(pool);
+  const agents = new AgentStore(pool);
+  await new TenantStore(pool).ensure(tenantId, seed.displayName);
+  for (const key of seed.apiKeys) {
+    await credentials.issueApiKey(
+      tenantId,
+      {
+        principalId: key.principalId,
+        label: 'seeded',
+        ...(key.scopes ? { scopes: key.scopes } : {}),
+      },
+      { keyId: key.keyId, secret: key.secret },
     );
-    for (const key of seed.apiKeys) {
-      await client.query(
-        `INSERT INTO ops.api_keys (key_id, tenant_id, principal_id, key_hash) VALUES ($1, $2, $3, $4)
-         ON CONFLICT (key_id) DO UPDATE SET key_hash = EXCLUDED.key_hash, revoked_at = NULL`,
-        [key.keyId, seed.tenantId, key.principalId, hashSecret(key.secret)],
-      );
-    }
-    for (const agent of seed.agents) {
-      await client.query(
-        `INSERT INTO ops.agents (tenant_id, agent_id, profile, on_lease_lost, max_attempts)
-         VALUES ($1, $2, $3, $4, $5)
-         ON CONFLICT (tenant_id, agent_id) DO UPDATE SET profile = EXCLUDED.profile,
-           on_lease_lost = EXCLUDED.on_lease_lost, max_attempts = EXCLUDED.max_attempts`,
-        [
-          seed.tenantId,
-          agent.agentId,
-          JSON.stringify(agent.profile),
-          agent.onLeaseLost ?? 'redispatch',
-          agent.maxAttempts ?? 3,
-        ],
-      );
-      await client.query(
-        `INSERT INTO ops.worker_credentials (credential_id, tenant_id, agent_id, secret_hash)
-         VALUES ($1, $2, $3, $4)
-         ON CONFLICT (credential_id) DO UPDATE SET secret_hash = EXCLUDED.secret_hash, revoked_at = NULL`,
-        [
-          `${seed.tenantId}/${agent.agentId}/default`,
-          seed.tenantId,
-          agent.agentId,
-          hashSecret(agent.workerSecret),
-        ],
-      );
-    }
-    await client.query('COMMIT');
-  } catch (error) {
-    await client.query('ROLLBACK').catch(() => undefined);
-    throw error;
-  } finally {
-    client.release();
+  }
+  for (const agent of seed.agents) {
+    const ref = { tenantId, agentId: agentIdOf(agent.agentId) };
+    await agents.put(tenantId, agent.agentId, {
+      card: agent.profile,
+      policy: {
+        onLeaseLost: agent.onLeaseLost ?? 'redispatch',
+        maxAttempts: agent.maxAttempts ?? 3,
+      },
+    });
+    await credentials.issueWorkerCredential(
+      ref,
+      { label: 'seeded' },
+      { credentialId: `${seed.tenantId}/${agent.agentId}/default`, secret: agent.workerSecret },
+    );
   }
 }

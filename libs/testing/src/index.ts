@@ -1,3 +1,4 @@
+export * from './call-context';
 export * from './kafka';
 export * from './kafka-broker';
 export * from './platform-processes';

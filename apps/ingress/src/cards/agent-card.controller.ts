@@ -1,6 +1,7 @@
 import type { IngressConfig } from '@lib/config';
 import { Controller, Get, Inject, Param, Req, Res } from '@nestjs/common';
 import type { Request, Response } from 'express';
+import { agentRefOf } from '../gateway/agent-route';
 import { INGRESS_CONFIG } from '../tokens';
 import { AgentCardKeys } from './agent-card.keys';
 import { JWKS_PATH } from './agent-card.signing';
@@ -56,8 +57,10 @@ export class AgentCardController {
     req: Request,
     res: Response,
   ): Promise<void> {
-    const agent = await this.agents.find(tenantId, agentId);
-    if (!agent) {
+    const ref = agentRefOf({ tenantId, agentId });
+    const agent = ref ? await this.agents.find(ref) : null;
+    // A suspended tenant's agents are not advertised.
+    if (!agent || agent.tenantStatus !== 'active') {
       res.status(404).json({ error: { code: 404, status: 'NOT_FOUND', message: 'no such agent' } });
       return;
     }

@@ -1,8 +1,10 @@
 import type { AgentExtension, AgentSkill } from '@lib/a2a-protocol';
 import type { IngressConfig } from '@lib/config';
 import { isTransientDatabaseError } from '@lib/event-store';
+import type { AgentId, AgentRef, TenantId } from '@lib/tenancy';
 import { Inject, Injectable } from '@nestjs/common';
 import type { Pool } from 'pg';
+import { IngressConfigChanges } from '../auth/config-changes.provider';
 import { routingTenant } from '../gateway/agent-route';
 import { INGRESS_CONFIG, INGRESS_PG_POOL } from '../tokens';
 
@@ -27,9 +29,11 @@ export interface AgentProfile {
 }
 
 export interface HostedAgent {
-  tenantId: string;
-  agentId: string;
+  tenantId: TenantId;
+  agentId: AgentId;
   profile: AgentProfile;
+  /** `active`, or `suspended` / `deleting`: the tenant's calls are then refused. */
+  tenantStatus: string;
   /** Served without an API key (ANONYMOUS_AGENTS). */
   anonymousAccess: boolean;
 }
@@ -37,7 +41,8 @@ export interface HostedAgent {
 const CACHE_TTL_MS = 5_000;
 
 /**
- * Looks up hosted agents by (tenant, agent) route, with a short cache. While the database cannot be reached,
+ * Looks up hosted agents by (tenant, agent) route, with a short cache that a configuration change drops (an
+ * agent's new definition is served within a second on every replica). While the database cannot be reached,
  * an agent seen before is served from the cache however old (cards stay discoverable during an outage).
  */
 @Injectable()
@@ -49,28 +54,32 @@ export class AgentRegistry {
   constructor(
     @Inject(INGRESS_PG_POOL) private readonly pool: Pool,
     @Inject(INGRESS_CONFIG) config: IngressConfig,
+    changes: IngressConfigChanges,
   ) {
     this.anonymous = new Set(config.ANONYMOUS_AGENTS);
+    changes.subscribe(() => this.cache.clear());
   }
 
   /** Whether the agent is served without an API key (ANONYMOUS_AGENTS). */
-  isAnonymous(tenantId: string, agentId: string): boolean {
-    return this.anonymous.has(routingTenant({ tenantId, agentId }));
+  isAnonymous(ref: AgentRef): boolean {
+    return this.anonymous.has(routingTenant(ref));
   }
 
-  async find(tenantId: string, agentId: string): Promise<HostedAgent | null> {
+  async find(ref: AgentRef): Promise<HostedAgent | null> {
+    const { tenantId, agentId } = ref;
     const key = `${tenantId}\u0000${agentId}`;
     const cached = this.cache.get(key);
     if (cached && cached.until > Date.now()) {
       return cached.agent;
     }
     const result = await this.pool
-      .query<{
-        profile: AgentProfile;
-      }>('SELECT profile FROM ops.agents WHERE tenant_id = $1 AND agent_id = $2', [
-        tenantId,
-        agentId,
-      ])
+      .query<{ profile: AgentProfile; status: string }>({
+        name: 'agents.find',
+        text: `SELECT a.profile, t.status
+                 FROM ops.agents a JOIN ops.tenants t ON t.tenant_id = a.tenant_id
+                WHERE a.tenant_id = $1 AND a.agent_id = $2`,
+        values: [tenantId, agentId],
+      })
       .catch((error: unknown) => {
         if (cached && isTransientDatabaseError(error)) {
           return null;
@@ -86,7 +95,8 @@ export class AgentRegistry {
           tenantId,
           agentId,
           profile: row.profile,
-          anonymousAccess: this.isAnonymous(tenantId, agentId),
+          tenantStatus: row.status,
+          anonymousAccess: this.isAnonymous(ref),
         }
       : null;
     this.cache.set(key, { agent, until: Date.now() + CACHE_TTL_MS });

@@ -13,17 +13,18 @@ import {
   type AgentCard,
   type Task,
 } from '@lib/a2a-protocol';
+import { authorizeOperation, CLIENT_SCOPES } from '@lib/authz';
 import type { IngressConfig } from '@lib/config';
 import { isTransientDatabaseError } from '@lib/event-store';
+import { principalIdOf, type CallContext } from '@lib/tenancy';
 import { Inject, Injectable, type Logger } from '@nestjs/common';
 import { randomUUID } from 'node:crypto';
-import { ApiKeyAuthenticator } from '../auth/api-key.authenticator';
+import { ApiKeyAuthenticator, type Identity } from '../auth/api-key.authenticator';
 import { declaredExtensions } from '../cards/agent-card.builder';
 import type { RequestOrigin } from '../cards/agent-cards';
 import { AgentRegistry, type HostedAgent } from '../cards/agent-registry';
 import { SignedAgentCards } from '../cards/signed-agent-cards';
 import { A2aOperations } from '../operations/a2a-operations';
-import type { CallContext } from '../operations/call-context';
 import {
   lastEventId,
   requestedExtensions,
@@ -38,7 +39,7 @@ import {
 } from '../streaming/task-event-feed';
 import { INGRESS_CONFIG } from '../tokens';
 import { negotiateVersion } from '../version';
-import { isRoute, parseRoutingTenant, routingTenant, type AgentRoute } from './agent-route';
+import { agentRefOf, parseRoutingTenant, routingTenant, type AgentRoute } from './agent-route';
 
 /** The three standard bindings (spec digest §7, §8, §8b). */
 export type A2aBinding = 'JSONRPC' | 'HTTP+JSON' | 'GRPC';
@@ -58,6 +59,8 @@ export interface InboundRequest {
   traceparent: string | undefined;
   /** For URLs in cards when no public base URL is configured. */
   origin?: RequestOrigin;
+  /** The peer's address (for the audit record). */
+  sourceAddress?: string;
 }
 
 /** An authenticated, routed, version-checked request. */
@@ -70,7 +73,14 @@ export interface A2aSession {
 }
 
 /** The principal of keyless callers of an ANONYMOUS_AGENTS agent; they share its tasks. */
-export const ANONYMOUS_PRINCIPAL = 'anonymous';
+export const ANONYMOUS_PRINCIPAL = principalIdOf('anonymous');
+
+/** Keyless callers of an ANONYMOUS_AGENTS agent may do what a client key does by default. */
+const ANONYMOUS_IDENTITY: Identity = {
+  principalId: ANONYMOUS_PRINCIPAL,
+  credentialId: null,
+  scopes: CLIENT_SCOPES,
+};
 
 export type StreamingMethod = 'SendStreamingMessage' | 'SubscribeToTask';
 export type UnaryMethod = Exclude<A2aJsonRpcMethod, StreamingMethod>;
@@ -132,20 +142,23 @@ export class A2aGateway {
    * is revealed; a key of another tenant fails like a wrong key.
    */
   async open(request: InboundRequest): Promise<A2aSession> {
-    if (request.route && !isRoute(request.route)) {
+    const ref = agentRefOf(request.route ?? routeByTenant(request.tenants, this.defaultRoute));
+    if (!ref) {
       throw new A2aError('METHOD_NOT_FOUND', 'no agent is hosted at this path');
     }
-    const route = request.route ?? routeByTenant(request.tenants, this.defaultRoute);
-    const principal =
-      request.apiKey === undefined && this.agents.isAnonymous(route.tenantId, route.agentId)
-        ? { principalId: ANONYMOUS_PRINCIPAL }
-        : await this.auth.authenticate(route.tenantId, request.apiKey);
+    const anonymous = request.apiKey === undefined && this.agents.isAnonymous(ref);
+    const identity = anonymous
+      ? ANONYMOUS_IDENTITY
+      : await this.auth.authenticate(ref.tenantId, request.apiKey);
     if (request.route) {
       checkTenants(request.route, request.tenants);
     }
-    const agent = await this.agents.find(route.tenantId, route.agentId);
+    const agent = await this.agents.find(ref);
+    if (agent && agent.tenantStatus !== 'active') {
+      throw new A2aError('PERMISSION_DENIED', `tenant ${ref.tenantId} is ${agent.tenantStatus}`);
+    }
     if (!agent) {
-      throw new A2aError('METHOD_NOT_FOUND', `no agent ${route.agentId} is hosted here`);
+      throw new A2aError('METHOD_NOT_FOUND', `no agent ${ref.agentId} is hosted here`);
     }
     const protocolVersion = negotiateVersion(
       request.version,
@@ -167,13 +180,13 @@ export class A2aGateway {
     const activatedExtensions = requested.filter((uri) => declared.some((e) => e.uri === uri));
     return {
       ctx: {
-        tenantId: route.tenantId,
-        agentId: route.agentId,
-        principalId: principal.principalId,
+        ...ref,
+        ...identity,
         binding: request.binding,
         protocolVersion,
         requestId: randomUUID(),
         ...(request.traceparent ? { traceparent: request.traceparent } : {}),
+        ...(request.sourceAddress ? { sourceAddress: request.sourceAddress } : {}),
       },
       agent,
       activatedExtensions,
@@ -184,6 +197,7 @@ export class A2aGateway {
   /** A unary operation; the result is the ProtoJSON of the RPC's response message. */
   async call(session: A2aSession, method: UnaryMethod, params: unknown): Promise<unknown> {
     const { ctx } = session;
+    authorizeOperation(ctx, method);
     switch (method) {
       case 'SendMessage':
         return (await this.operations.sendMessage(params, ctx)).result;
@@ -221,6 +235,7 @@ export class A2aGateway {
     lastEventIdHeader: string | undefined,
   ): Promise<OpenedStream> {
     const { ctx } = session;
+    authorizeOperation(ctx, method);
     if (method === 'SendStreamingMessage') {
       // The stream, not the call, waits for the task: the message is accepted first, then watched.
       const { result, version } = await this.operations.sendMessage(returnImmediately(params), ctx);

@@ -1,4 +1,6 @@
-/** The hosted agent a request is for. */
+import { agentIdOf, isId, tenantIdOf, type AgentRef } from '@lib/tenancy';
+
+/** The hosted agent a request is for, as the request names it (not yet checked). */
 export interface AgentRoute {
   tenantId: string;
   agentId: string;
@@ -13,9 +15,8 @@ export function routingTenant(route: AgentRoute): string {
   return `${route.tenantId}/${route.agentId}`;
 }
 
-/** A tenant or agent id: no `/`, no white space or control characters, at most 128 characters. */
+/** A tenant or agent id (the form of `ID_PATTERN` in @lib/tenancy). */
 const ID = '[^/\\s\\u0000-\\u001f\\u007f]{1,128}';
-const ID_PATTERN = new RegExp(`^${ID}$`);
 const ROUTING_TENANT_PATTERN = new RegExp(`^(${ID})/(${ID})$`);
 
 /** The route a `tenant` value names, or null when it is not `<tenant>/<agent>`. */
@@ -24,7 +25,9 @@ export function parseRoutingTenant(value: string): AgentRoute | null {
   return match ? { tenantId: match[1] ?? '', agentId: match[2] ?? '' } : null;
 }
 
-/** Whether both ids of a route taken from a URL could name a hosted agent at all. */
-export function isRoute(route: AgentRoute): boolean {
-  return ID_PATTERN.test(route.tenantId) && ID_PATTERN.test(route.agentId);
+/** The agent a route names, or null when one of its ids (taken from a URL) could name none at all. */
+export function agentRefOf(route: AgentRoute): AgentRef | null {
+  return isId(route.tenantId) && isId(route.agentId)
+    ? { tenantId: tenantIdOf(route.tenantId), agentId: agentIdOf(route.agentId) }
+    : null;
 }

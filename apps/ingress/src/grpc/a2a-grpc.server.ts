@@ -122,7 +122,9 @@ export class A2aGrpcServer implements OnApplicationBootstrap, OnApplicationShutd
   ): Promise<void> {
     try {
       const params = paramsOf(call.request);
-      const session = await this.gateway.open(inboundRequest(call.metadata, params));
+      const session = await this.gateway.open(
+        inboundRequest(call.metadata, params, call.getPeer()),
+      );
       sendExtensions(call, session);
       const result = await this.gateway.call(session, method, params);
       callback(null, responseMessage(key, result ?? {}));
@@ -141,7 +143,9 @@ export class A2aGrpcServer implements OnApplicationBootstrap, OnApplicationShutd
     call.on('cancelled', cancelled);
     try {
       const params = paramsOf(call.request);
-      const session = await this.gateway.open(inboundRequest(call.metadata, params));
+      const session = await this.gateway.open(
+        inboundRequest(call.metadata, params, call.getPeer()),
+      );
       sendExtensions(call, session);
       const stream = await this.gateway.stream(
         session,
@@ -199,7 +203,11 @@ function paramsOf(message: InboundMessage): { [field: string]: unknown } {
  * The service parameters (digest §8b) travel as metadata, whose keys gRPC lower-cases; several extensions may
  * come in one comma-separated entry or in several entries.
  */
-function inboundRequest(metadata: Metadata, params: { [field: string]: unknown }): InboundRequest {
+function inboundRequest(
+  metadata: Metadata,
+  params: { [field: string]: unknown },
+  peer: string,
+): InboundRequest {
   const tenant = params['tenant'];
   const extensions = metadata.get('a2a-extensions').filter((v) => typeof v === 'string');
   return {
@@ -210,6 +218,7 @@ function inboundRequest(metadata: Metadata, params: { [field: string]: unknown }
     version: firstValue(metadata, 'a2a-version'),
     extensions: extensions.length > 0 ? extensions.join(',') : undefined,
     traceparent: firstValue(metadata, 'traceparent'),
+    sourceAddress: peer,
   };
 }
 

@@ -9,7 +9,10 @@ import type { A2aSession, InboundRequest } from '../gateway/a2a-gateway';
  */
 export function serviceParameters(
   req: Request,
-): Pick<InboundRequest, 'apiKey' | 'version' | 'extensions' | 'traceparent' | 'origin'> {
+): Pick<
+  InboundRequest,
+  'apiKey' | 'version' | 'extensions' | 'traceparent' | 'origin' | 'sourceAddress'
+> {
   const query = req.query['A2A-Version'];
   return {
     apiKey: req.header(API_KEY_HEADER),
@@ -17,6 +20,7 @@ export function serviceParameters(
     extensions: req.header('A2A-Extensions'),
     traceparent: req.header('traceparent'),
     origin: { protocol: req.protocol, host: req.get('host') },
+    ...(req.socket.remoteAddress ? { sourceAddress: req.socket.remoteAddress } : {}),
   };
 }
 

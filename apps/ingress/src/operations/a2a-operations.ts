@@ -6,7 +6,7 @@ import type {
   TaskCommandMethod,
   TaskPushNotificationConfig,
 } from '@lib/a2a-protocol';
-import type { CallContext } from './call-context';
+import type { CallContext } from '@lib/tenancy';
 
 /** An operation's result and, when it shows a task, that task's generation (streams resume after it). */
 export interface Versioned<T> {

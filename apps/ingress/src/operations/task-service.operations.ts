@@ -1,10 +1,10 @@
 import { credentials, status as GrpcStatus, Metadata, type ServiceError } from '@grpc/grpc-js';
 import { A2aError, isErrorReason, taskPb } from '@lib/a2a-protocol';
 import type { IngressConfig } from '@lib/config';
+import type { CallContext } from '@lib/tenancy';
 import { Inject, Injectable, type OnModuleDestroy } from '@nestjs/common';
 import { INGRESS_CONFIG } from '../tokens';
 import { A2aOperations, type OperationName, type Versioned } from './a2a-operations';
-import type { CallContext } from './call-context';
 
 /** Extra time over the task-service's own blocking timeout before the ingress gives up on a call. */
 const DEADLINE_MARGIN_MS = 120_000;
@@ -45,6 +45,10 @@ export class TaskServiceOperations extends A2aOperations implements OnModuleDest
         binding: ctx.binding,
         traceparent: ctx.traceparent ?? '',
         requestId: ctx.requestId,
+        scopes: [...ctx.scopes],
+        credentialId: ctx.credentialId ?? '',
+        protocolVersion: ctx.protocolVersion,
+        sourceAddress: ctx.sourceAddress ?? '',
       },
       requestJson: JSON.stringify(params ?? {}),
     };

@@ -1,6 +1,7 @@
 import type { SendMessageResponse, Task } from '@lib/a2a-protocol';
 import type { TaskServiceConfig } from '@lib/config';
 import { taskStreamId } from '@lib/task-domain';
+import { callContext } from '@lib/testing';
 import { describe, expect, it } from 'vitest';
 import { CountingIds } from '../../test/support/counting-ids';
 import { InMemoryTaskStore } from '../../test/support/in-memory-task-store';
@@ -15,12 +16,7 @@ import { TaskWriter, type WriteOutcome } from '../write/task-writer';
 import { SendMessageHandler } from './send-message.handler';
 
 const NOW = new Date('2026-01-01T00:00:00.000Z');
-const ctx: CallContext = {
-  tenantId: 'acme',
-  agentId: 'echo',
-  principalId: 'alice',
-  binding: 'JSONRPC',
-};
+const ctx: CallContext = callContext({ tenantId: 'acme', agentId: 'echo', principalId: 'alice' });
 
 class FixedClock extends Clock {
   now(): Date {

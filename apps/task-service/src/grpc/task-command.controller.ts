@@ -1,6 +1,14 @@
 import type { sendUnaryData, ServerUnaryCall } from '@grpc/grpc-js';
-import { A2aError, asA2aError, taskPb, type TaskCommandMethod } from '@lib/a2a-protocol';
+import {
+  A2aError,
+  asA2aError,
+  taskPb,
+  type A2aJsonRpcMethod,
+  type TaskCommandMethod,
+} from '@lib/a2a-protocol';
+import { authorizeOperation } from '@lib/authz';
 import { isTransientDatabaseError } from '@lib/event-store';
+import { agentIdOf, credentialIdOf, principalIdOf, tenantIdOf } from '@lib/tenancy';
 import { Injectable, Logger } from '@nestjs/common';
 import type { CallContext, Versioned } from '../call-context';
 import { CancelTaskHandler } from '../commands/cancel-task.handler';
@@ -13,6 +21,18 @@ type Operation = (input: unknown, ctx: CallContext) => Promise<Versioned<unknown
 
 /** The operations of the internal contract, by their TaskCommandService method name. */
 export type TaskOperation = TaskCommandMethod;
+
+/** Each operation's A2A method, whose permission it needs. */
+const OPERATION_METHODS: Readonly<Record<TaskOperation, A2aJsonRpcMethod>> = {
+  sendMessage: 'SendMessage',
+  getTask: 'GetTask',
+  listTasks: 'ListTasks',
+  cancelTask: 'CancelTask',
+  createTaskPushNotificationConfig: 'CreateTaskPushNotificationConfig',
+  getTaskPushNotificationConfig: 'GetTaskPushNotificationConfig',
+  listTaskPushNotificationConfigs: 'ListTaskPushNotificationConfigs',
+  deleteTaskPushNotificationConfig: 'DeleteTaskPushNotificationConfig',
+};
 
 /**
  * The internal contract the ingress calls: in-process through {@link invoke} when both run in one process
@@ -50,18 +70,14 @@ export class TaskCommandController {
 
   handlers(): taskPb.TaskCommandServiceServer {
     return {
-      sendMessage: this.unary(this.operations.sendMessage),
-      getTask: this.unary(this.operations.getTask),
-      listTasks: this.unary(this.operations.listTasks),
-      cancelTask: this.unary(this.operations.cancelTask),
-      createTaskPushNotificationConfig: this.unary(
-        this.operations.createTaskPushNotificationConfig,
-      ),
-      getTaskPushNotificationConfig: this.unary(this.operations.getTaskPushNotificationConfig),
-      listTaskPushNotificationConfigs: this.unary(this.operations.listTaskPushNotificationConfigs),
-      deleteTaskPushNotificationConfig: this.unary(
-        this.operations.deleteTaskPushNotificationConfig,
-      ),
+      sendMessage: this.unary('sendMessage'),
+      getTask: this.unary('getTask'),
+      listTasks: this.unary('listTasks'),
+      cancelTask: this.unary('cancelTask'),
+      createTaskPushNotificationConfig: this.unary('createTaskPushNotificationConfig'),
+      getTaskPushNotificationConfig: this.unary('getTaskPushNotificationConfig'),
+      listTaskPushNotificationConfigs: this.unary('listTaskPushNotificationConfigs'),
+      deleteTaskPushNotificationConfig: this.unary('deleteTaskPushNotificationConfig'),
     };
   }
 
@@ -75,12 +91,25 @@ export class TaskCommandController {
     ctx: CallContext,
   ): Promise<Versioned<unknown>> {
     try {
-      const result = await this.operations[operation](input ?? {}, ctx);
+      const result = await this.execute(operation, input ?? {}, ctx);
       this.unavailable = 0;
       return result;
     } catch (thrown) {
       throw this.reported(thrown);
     }
+  }
+
+  /**
+   * The ingress authorized the call already; the check is repeated here so that no other caller of this
+   * contract can skip it (it costs a lookup in a short list).
+   */
+  private execute(
+    operation: TaskOperation,
+    input: unknown,
+    ctx: CallContext,
+  ): Promise<Versioned<unknown>> {
+    authorizeOperation(ctx, OPERATION_METHODS[operation]);
+    return this.operations[operation](input, ctx);
   }
 
   private readonly operations: Record<TaskOperation, Operation> = {
@@ -105,7 +134,7 @@ export class TaskCommandController {
     return error;
   }
 
-  private unary(operation: Operation) {
+  private unary(operation: TaskOperation) {
     return (
       call: ServerUnaryCall<taskPb.OperationCall, taskPb.OperationResult>,
       callback: sendUnaryData<taskPb.OperationResult>,
@@ -115,7 +144,7 @@ export class TaskCommandController {
   }
 
   private async run(
-    operation: Operation,
+    operation: TaskOperation,
     call: taskPb.OperationCall,
   ): Promise<taskPb.OperationResult> {
     const context = call.context;
@@ -131,16 +160,20 @@ export class TaskCommandController {
       };
     }
     const ctx: CallContext = {
-      tenantId: context.tenantId,
-      agentId: context.agentId,
-      principalId: context.principalId,
+      tenantId: tenantIdOf(context.tenantId),
+      agentId: agentIdOf(context.agentId),
+      principalId: principalIdOf(context.principalId),
+      credentialId: context.credentialId ? credentialIdOf(context.credentialId) : null,
+      scopes: context.scopes,
       binding: context.binding,
+      protocolVersion: context.protocolVersion,
+      requestId: context.requestId,
       ...(context.traceparent ? { traceparent: context.traceparent } : {}),
-      ...(context.requestId ? { requestId: context.requestId } : {}),
+      ...(context.sourceAddress ? { sourceAddress: context.sourceAddress } : {}),
     };
     try {
       const input: unknown = call.requestJson ? JSON.parse(call.requestJson) : {};
-      const { result, version } = await operation(input, ctx);
+      const { result, version } = await this.execute(operation, input, ctx);
       this.unavailable = 0;
       return { responseJson: JSON.stringify(result), version: version ?? 0 };
     } catch (thrown) {

@@ -10,7 +10,7 @@ export class GetTaskQuery {
 
   async execute(input: unknown, ctx: CallContext): Promise<Versioned<Task>> {
     const request = decodeGetTaskRequest(input);
-    const record = await this.views.get(ctx, request.id);
+    const record = await this.views.get(ctx, request.id, 'read');
     return {
       result: applyHistoryLength(record.task, request.historyLength),
       version: record.version,

@@ -1,4 +1,5 @@
 import { decodeListPageToken, type ListTasksRequest } from '@lib/a2a-protocol';
+import { readsAllTasks } from '@lib/authz';
 import type { CallContext } from '../call-context';
 
 /** ListTasks page size when the request has none (spec digest §10.7). */
@@ -20,7 +21,8 @@ export interface ListTasksRow {
 
 /**
  * ListTasks as one statement (one round trip, one snapshot for the page and its totalSize), scoped to the
- * caller's tenant, agent and ownership:
+ * caller's tenant, agent and ownership (every principal's tasks with `a2a:tasks:read-all`; such a listing sorts
+ * the agent's rows, as no index serves it):
  *
  * - the page is one keyset range of the index that matches the filters (`read.task_view_listing*`), newest
  *   status first, ties broken by task id; a page token is the last row's (status_timestamp, task_id), so a deep
@@ -32,12 +34,17 @@ export interface ListTasksRow {
  * token this server did not issue.
  */
 export function listTasksStatement(ctx: CallContext, request: ListTasksRequest): Statement {
-  const values: unknown[] = [ctx.tenantId, ctx.agentId, ctx.principalId];
+  const values: unknown[] = [ctx.tenantId, ctx.agentId];
   const param = (value: unknown): string => {
     values.push(value);
     return `$${values.length}`;
   };
-  const filters = ['tenant_id = $1', 'agent_id = $2', 'owner_id = $3'];
+  // Every principal's tasks with the tenant-wide read scope, the caller's own otherwise.
+  const scope = ['tenant_id = $1', 'agent_id = $2'];
+  if (!readsAllTasks(ctx)) {
+    scope.push(`owner_id = ${param(ctx.principalId)}`);
+  }
+  const filters = [...scope];
   const state =
     request.status && request.status !== 'TASK_STATE_UNSPECIFIED' ? param(request.status) : null;
   if (state) {
@@ -54,7 +61,7 @@ export function listTasksStatement(ctx: CallContext, request: ListTasksRequest):
     request.contextId || request.statusTimestampAfter
       ? `SELECT count(*) AS total FROM read.task_view WHERE ${where}`
       : `SELECT coalesce(sum(tasks), 0) AS total FROM read.task_counts
-          WHERE tenant_id = $1 AND agent_id = $2 AND owner_id = $3${state ? ` AND state = ${state}` : ''}`;
+          WHERE ${scope.join(' AND ')}${state ? ` AND state = ${state}` : ''}`;
   let range = where;
   if (request.pageToken) {
     const cursor = decodeListPageToken(request.pageToken);

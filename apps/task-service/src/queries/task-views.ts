@@ -8,6 +8,7 @@ import {
   type Message,
   type Task,
 } from '@lib/a2a-protocol';
+import { readsAllTasks } from '@lib/authz';
 import { Inject, Injectable } from '@nestjs/common';
 import type { Pool } from 'pg';
 import type { CallContext } from '../call-context';
@@ -25,26 +26,45 @@ export interface TaskViewRecord {
   exchange?: { reply: Message | null };
 }
 
+/** Whose task a lookup may find: the caller's own, or any principal's for a read with the read-all scope. */
+export type TaskAccess = 'own' | 'read';
+
 /** Reads of the inline task view, always scoped to the caller's tenant, agent and ownership. */
 @Injectable()
 export class TaskViews {
   constructor(@Inject(PG_POOL) private readonly pool: Pool) {}
 
-  /** The caller's task, or TaskNotFound when it does not exist or belongs to someone else. */
-  async get(ctx: CallContext, taskId: string): Promise<TaskViewRecord> {
-    const found = await this.find(ctx, taskId);
+  /**
+   * The caller's task, or TaskNotFound when it does not exist or belongs to someone else. `read`: a read that
+   * the tenant-wide read scope extends to every principal's tasks (writes always take the caller's own).
+   */
+  async get(ctx: CallContext, taskId: string, access: TaskAccess = 'own'): Promise<TaskViewRecord> {
+    const found = await this.find(ctx, taskId, access);
     if (!found) {
       throw taskNotFound(taskId);
     }
     return found;
   }
 
-  async find(ctx: CallContext, taskId: string): Promise<TaskViewRecord | null> {
-    const result = await this.pool.query<{ task: Task; state: string; version: number }>(
-      `SELECT task, state, version FROM read.task_view
-        WHERE tenant_id = $1 AND task_id = $2 AND agent_id = $3 AND owner_id = $4`,
-      [ctx.tenantId, taskId, ctx.agentId, ctx.principalId],
-    );
+  async find(
+    ctx: CallContext,
+    taskId: string,
+    access: TaskAccess = 'own',
+  ): Promise<TaskViewRecord | null> {
+    const result =
+      access === 'read' && readsAllTasks(ctx)
+        ? await this.pool.query<TaskViewRecord>({
+            name: 'task-view.find-any-owner',
+            text: `SELECT task, state, version FROM read.task_view
+                    WHERE tenant_id = $1 AND task_id = $2 AND agent_id = $3`,
+            values: [ctx.tenantId, taskId, ctx.agentId],
+          })
+        : await this.pool.query<TaskViewRecord>({
+            name: 'task-view.find',
+            text: `SELECT task, state, version FROM read.task_view
+                    WHERE tenant_id = $1 AND task_id = $2 AND agent_id = $3 AND owner_id = $4`,
+            values: [ctx.tenantId, taskId, ctx.agentId, ctx.principalId],
+          });
     return result.rows[0] ?? null;
   }
 

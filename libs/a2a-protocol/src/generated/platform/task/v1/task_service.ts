@@ -31,6 +31,14 @@ export interface CallContext {
   /** W3C trace context of the inbound request, if any. */
   traceparent: string;
   requestId: string;
+  /** The scopes the caller's credential grants; the task-service authorizes by them too. */
+  scopes: string[];
+  /** The credential that authenticated the call; empty for the anonymous principal. */
+  credentialId: string;
+  /** Negotiated A2A protocol version (Major.Minor). */
+  protocolVersion: string;
+  /** The caller's network address as the ingress saw it. */
+  sourceAddress: string;
 }
 
 export interface OperationCall {
@@ -70,7 +78,18 @@ export interface FieldViolation {
 }
 
 function createBaseCallContext(): CallContext {
-  return { tenantId: "", agentId: "", principalId: "", binding: "", traceparent: "", requestId: "" };
+  return {
+    tenantId: "",
+    agentId: "",
+    principalId: "",
+    binding: "",
+    traceparent: "",
+    requestId: "",
+    scopes: [],
+    credentialId: "",
+    protocolVersion: "",
+    sourceAddress: "",
+  };
 }
 
 export const CallContext: MessageFns<CallContext> = {
@@ -92,6 +111,18 @@ export const CallContext: MessageFns<CallContext> = {
     }
     if (message.requestId !== "") {
       writer.uint32(50).string(message.requestId);
+    }
+    for (const v of message.scopes) {
+      writer.uint32(58).string(v!);
+    }
+    if (message.credentialId !== "") {
+      writer.uint32(66).string(message.credentialId);
+    }
+    if (message.protocolVersion !== "") {
+      writer.uint32(74).string(message.protocolVersion);
+    }
+    if (message.sourceAddress !== "") {
+      writer.uint32(82).string(message.sourceAddress);
     }
     return writer;
   },
@@ -151,6 +182,38 @@ export const CallContext: MessageFns<CallContext> = {
           message.requestId = reader.string();
           continue;
         }
+        case 7: {
+          if (tag !== 58) {
+            break;
+          }
+
+          message.scopes.push(reader.string());
+          continue;
+        }
+        case 8: {
+          if (tag !== 66) {
+            break;
+          }
+
+          message.credentialId = reader.string();
+          continue;
+        }
+        case 9: {
+          if (tag !== 74) {
+            break;
+          }
+
+          message.protocolVersion = reader.string();
+          continue;
+        }
+        case 10: {
+          if (tag !== 82) {
+            break;
+          }
+
+          message.sourceAddress = reader.string();
+          continue;
+        }
       }
       if ((tag & 7) === 4 || tag === 0) {
         break;
@@ -168,6 +231,10 @@ export const CallContext: MessageFns<CallContext> = {
       binding: isSet(object.binding) ? globalThis.String(object.binding) : "",
       traceparent: isSet(object.traceparent) ? globalThis.String(object.traceparent) : "",
       requestId: isSet(object.requestId) ? globalThis.String(object.requestId) : "",
+      scopes: globalThis.Array.isArray(object?.scopes) ? object.scopes.map((e: any) => globalThis.String(e)) : [],
+      credentialId: isSet(object.credentialId) ? globalThis.String(object.credentialId) : "",
+      protocolVersion: isSet(object.protocolVersion) ? globalThis.String(object.protocolVersion) : "",
+      sourceAddress: isSet(object.sourceAddress) ? globalThis.String(object.sourceAddress) : "",
     };
   },
 
@@ -191,6 +258,18 @@ export const CallContext: MessageFns<CallContext> = {
     if (message.requestId !== "") {
       obj.requestId = message.requestId;
     }
+    if (message.scopes?.length) {
+      obj.scopes = message.scopes;
+    }
+    if (message.credentialId !== "") {
+      obj.credentialId = message.credentialId;
+    }
+    if (message.protocolVersion !== "") {
+      obj.protocolVersion = message.protocolVersion;
+    }
+    if (message.sourceAddress !== "") {
+      obj.sourceAddress = message.sourceAddress;
+    }
     return obj;
   },
 
@@ -205,6 +284,10 @@ export const CallContext: MessageFns<CallContext> = {
     message.binding = object.binding ?? "";
     message.traceparent = object.traceparent ?? "";
     message.requestId = object.requestId ?? "";
+    message.scopes = object.scopes?.map((e) => e) || [];
+    message.credentialId = object.credentialId ?? "";
+    message.protocolVersion = object.protocolVersion ?? "";
+    message.sourceAddress = object.sourceAddress ?? "";
     return message;
   },
 };

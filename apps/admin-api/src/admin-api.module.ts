@@ -1,0 +1,113 @@
+import { AuditLog, AuditWriter } from '@lib/audit';
+import { adminApiSchema, loadConfig, postgresSchema, type AdminApiConfig } from '@lib/config';
+import { createPool } from '@lib/event-store';
+import { AgentStore, CredentialStore, TenantStore } from '@lib/tenancy';
+import {
+  Inject,
+  Logger,
+  Module,
+  type DynamicModule,
+  type MiddlewareConsumer,
+  type NestModule,
+  type OnApplicationShutdown,
+} from '@nestjs/common';
+import type { Pool } from 'pg';
+import { AdminAudit } from './admin-audit';
+import { AdminAuditInterceptor } from './admin-audit.interceptor';
+import { AdminAuthenticator } from './admin-auth';
+import { AgentsController } from './agents.controller';
+import { AuditController } from './audit.controller';
+import {
+  AdminKeysController,
+  ApiKeysController,
+  WorkerCredentialsController,
+} from './credentials.controller';
+import { JsonBodyMiddleware } from './json-body.middleware';
+import { OpenApiController } from './openapi.controller';
+import { TenantsController } from './tenants.controller';
+import { ADMIN_CONFIG, ADMIN_PG_POOL } from './tokens';
+
+export function adminApiConfigFromEnv(): AdminApiConfig {
+  return loadConfig(postgresSchema.merge(adminApiSchema));
+}
+
+/** The controllers of the admin API: every route under `/admin/v1`. */
+export const ADMIN_CONTROLLERS = [
+  TenantsController,
+  AgentsController,
+  ApiKeysController,
+  WorkerCredentialsController,
+  AdminKeysController,
+  AuditController,
+];
+
+class AdminPoolCloser implements OnApplicationShutdown {
+  constructor(
+    @Inject(ADMIN_PG_POOL) private readonly pool: Pool,
+    private readonly audit: AuditWriter,
+  ) {}
+
+  async onApplicationShutdown(): Promise<void> {
+    await this.audit.close();
+    await this.pool.end();
+  }
+}
+
+/**
+ * Composition root of the admin API (`/admin/v1`, OpenAPI at `/admin/v1/openapi.json`): tenants, agents,
+ * credentials. Runs as its own deployable (main.ts) and inside the standalone process.
+ */
+@Module({})
+export class AdminApiModule implements NestModule {
+  static forRoot(config: AdminApiConfig): DynamicModule {
+    return {
+      module: AdminApiModule,
+      controllers: [...ADMIN_CONTROLLERS, OpenApiController],
+      providers: [
+        { provide: ADMIN_CONFIG, useValue: config },
+        {
+          provide: ADMIN_PG_POOL,
+          useFactory: () =>
+            createPool(config.POSTGRES_URL, {
+              max: Math.min(4, config.POSTGRES_POOL_SIZE),
+              applicationName: 'a2a-admin:pool',
+              warn: (message) => Logger.warn(message, 'AdminPool'),
+            }),
+        },
+        AdminPoolCloser,
+        {
+          provide: TenantStore,
+          useFactory: (pool: Pool) => new TenantStore(pool),
+          inject: [ADMIN_PG_POOL],
+        },
+        {
+          provide: AgentStore,
+          useFactory: (pool: Pool) => new AgentStore(pool),
+          inject: [ADMIN_PG_POOL],
+        },
+        {
+          provide: CredentialStore,
+          useFactory: (pool: Pool) => new CredentialStore(pool),
+          inject: [ADMIN_PG_POOL],
+        },
+        {
+          provide: AuditWriter,
+          useFactory: (pool: Pool) => new AuditWriter(pool),
+          inject: [ADMIN_PG_POOL],
+        },
+        {
+          provide: AuditLog,
+          useFactory: (pool: Pool) => new AuditLog(pool),
+          inject: [ADMIN_PG_POOL],
+        },
+        AdminAudit,
+        AdminAuditInterceptor,
+        AdminAuthenticator,
+      ],
+    };
+  }
+
+  configure(consumer: MiddlewareConsumer): void {
+    consumer.apply(JsonBodyMiddleware).forRoutes(...ADMIN_CONTROLLERS);
+  }
+}

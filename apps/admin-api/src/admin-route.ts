@@ -1,0 +1,23 @@
+import { SetMetadata } from '@nestjs/common';
+
+/**
+ * Who may call a route: `platform:admin` (operators of the whole platform), or `tenant:admin` (those, and
+ * a tenant's own admin keys for routes under `/admin/v1/tenants/{tenantId}`).
+ */
+export type AdminPermission = 'platform:admin' | 'tenant:admin';
+
+/** What the guard and the audit read off a route. */
+export interface AdminRouteSpec {
+  /** The audit record's operation, e.g. `admin.tenant.create`. */
+  operation: string;
+  permission: AdminPermission;
+}
+
+export const ADMIN_ROUTE = 'a2a:admin-route';
+
+/**
+ * Declares a route's operation and permission. Every handler of the admin API carries one: the guard
+ * refuses a route without it, and a unit test lists the routes that lack it.
+ */
+export const AdminRoute = (operation: string, permission: AdminPermission): MethodDecorator =>
+  SetMetadata(ADMIN_ROUTE, { operation, permission } satisfies AdminRouteSpec);

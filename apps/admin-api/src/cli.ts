@@ -1,0 +1,219 @@
+import { adminClientSchema, loadConfig } from '@lib/config';
+import { readFileSync } from 'node:fs';
+import { parseArgs } from 'node:util';
+
+const USAGE = `usage: npm run admin -- <command> [arguments] [options]
+  tenants create <tenant> --name <display name> [--rps <n>] [--max-active-tasks <n>]
+  tenants list | get <tenant> | suspend <tenant> | resume <tenant>
+  tenants delete <tenant>           step 1: the tenant's calls are refused
+  tenants purge <tenant>            step 2: removes everything it owns
+  tenants quotas <tenant> [--rps <n|none>] [--max-active-tasks <n|none>]
+  agents put <tenant> <agent> --file <definition.json>
+  agents list <tenant> | get <tenant> <agent> | delete <tenant> <agent>
+  keys issue <tenant> --principal <id> [--scopes a,b,…] [--label <text>] [--expires <RFC 3339>]
+  keys list <tenant> | revoke <tenant> <key id>
+  workers issue <tenant> <agent> [--label <text>]
+  workers list <tenant> <agent> | revoke <tenant> <agent> <credential id>
+  admin-keys issue --principal <id> [--label <text>] | list | revoke <key id>
+  audit query <tenant> [--from <t>] [--to <t>] [--principal <id>] [--operation <op>] [--outcome <o>]
+                       [--resource <r>] [--limit <n>] [--cursor <c>]
+  audit verify <tenant>
+The admin API is ADMIN_API_URL (default http://127.0.0.1:8080, the standalone process); the token is
+ADMIN_TOKEN (a platform admin token, or a tenant API key with the scope tenant:admin). Answers are printed
+as JSON; the exit code is 1 when the API refused the command.`;
+
+interface Call {
+  method: 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
+  path: string;
+  body?: unknown;
+}
+
+type Options = Partial<Record<string, string>>;
+
+const OPTIONS = [
+  'name',
+  'rps',
+  'max-active-tasks',
+  'file',
+  'principal',
+  'scopes',
+  'label',
+  'expires',
+  'from',
+  'to',
+  'operation',
+  'outcome',
+  'resource',
+  'limit',
+  'cursor',
+] as const;
+
+const segment = (value: string | undefined): string => {
+  if (!value) {
+    throw new UsageError();
+  }
+  return encodeURIComponent(value);
+};
+
+class UsageError extends Error {}
+
+/** A quota option: a positive integer, or `none` for the platform default. */
+function quota(value: string | undefined): number | null | undefined {
+  if (value === undefined) {
+    return undefined;
+  }
+  return value === 'none' ? null : Number(value);
+}
+
+/** The HTTP call a command line stands for. */
+function callOf(positionals: readonly string[], options: Options): Call {
+  const [group, command, a, b, c] = positionals;
+  const t = () => `/admin/v1/tenants/${segment(a)}`;
+  const quotas = () => {
+    const entries = Object.entries({
+      requestsPerSecond: quota(options['rps']),
+      maxActiveTasks: quota(options['max-active-tasks']),
+    }).filter(([, v]) => v !== undefined);
+    return entries.length > 0 ? { quotas: Object.fromEntries(entries) } : {};
+  };
+  const key = (extra: object) => ({
+    principalId: options['principal'],
+    ...(options['label'] !== undefined ? { label: options['label'] } : {}),
+    ...(options['expires'] !== undefined ? { expiresAt: options['expires'] } : {}),
+    ...extra,
+  });
+  switch (`${group ?? ''} ${command ?? ''}`) {
+    case 'tenants create':
+      return {
+        method: 'POST',
+        path: '/admin/v1/tenants',
+        body: { tenantId: a, displayName: options['name'] ?? a, ...quotas() },
+      };
+    case 'tenants list':
+      return { method: 'GET', path: '/admin/v1/tenants' };
+    case 'tenants get':
+      return { method: 'GET', path: t() };
+    case 'tenants suspend':
+      return { method: 'POST', path: `${t()}/suspend` };
+    case 'tenants resume':
+      return { method: 'POST', path: `${t()}/resume` };
+    case 'tenants delete':
+      return { method: 'DELETE', path: t() };
+    case 'tenants purge':
+      return { method: 'POST', path: `${t()}/purge`, body: { confirm: a } };
+    case 'tenants quotas':
+      return { method: 'PATCH', path: t(), body: quotas() };
+    case 'agents put': {
+      const file = options['file'];
+      if (!file) {
+        throw new UsageError();
+      }
+      return {
+        method: 'PUT',
+        path: `${t()}/agents/${segment(b)}`,
+        body: JSON.parse(readFileSync(file, 'utf8')) as unknown,
+      };
+    }
+    case 'agents list':
+      return { method: 'GET', path: `${t()}/agents` };
+    case 'agents get':
+      return { method: 'GET', path: `${t()}/agents/${segment(b)}` };
+    case 'agents delete':
+      return { method: 'DELETE', path: `${t()}/agents/${segment(b)}` };
+    case 'keys issue':
+      return {
+        method: 'POST',
+        path: `${t()}/api-keys`,
+        body: key(options['scopes'] !== undefined ? { scopes: options['scopes'].split(',') } : {}),
+      };
+    case 'keys list':
+      return { method: 'GET', path: `${t()}/api-keys` };
+    case 'keys revoke':
+      return { method: 'DELETE', path: `${t()}/api-keys/${segment(b)}` };
+    case 'workers issue':
+      return {
+        method: 'POST',
+        path: `${t()}/agents/${segment(b)}/worker-credentials`,
+        body: options['label'] !== undefined ? { label: options['label'] } : {},
+      };
+    case 'workers list':
+      return { method: 'GET', path: `${t()}/agents/${segment(b)}/worker-credentials` };
+    case 'workers revoke':
+      return {
+        method: 'DELETE',
+        path: `${t()}/agents/${segment(b)}/worker-credentials/${segment(c)}`,
+      };
+    case 'admin-keys issue':
+      return { method: 'POST', path: '/admin/v1/admin-keys', body: key({}) };
+    case 'admin-keys list':
+      return { method: 'GET', path: '/admin/v1/admin-keys' };
+    case 'admin-keys revoke':
+      return { method: 'DELETE', path: `/admin/v1/admin-keys/${segment(a)}` };
+    case 'audit query': {
+      const query = new URLSearchParams();
+      for (const name of [
+        'from',
+        'to',
+        'principal',
+        'operation',
+        'outcome',
+        'resource',
+        'limit',
+        'cursor',
+      ]) {
+        const value = options[name];
+        if (value !== undefined) {
+          query.set(name, value);
+        }
+      }
+      const search = query.toString();
+      return { method: 'GET', path: `${t()}/audit${search ? `?${search}` : ''}` };
+    }
+    case 'audit verify':
+      return { method: 'POST', path: `${t()}/audit/verify` };
+    default:
+      throw new UsageError();
+  }
+}
+
+/** The operators' command line over the admin API (README "Operating the platform"). */
+async function main(args: string[]): Promise<number> {
+  let call: Call;
+  try {
+    const { values, positionals } = parseArgs({
+      args,
+      allowPositionals: true,
+      options: Object.fromEntries(OPTIONS.map((name) => [name, { type: 'string' as const }])),
+    });
+    call = callOf(positionals, values as Options);
+  } catch (error) {
+    if (
+      error instanceof UsageError ||
+      (error as { code?: string }).code?.startsWith('ERR_PARSE_ARGS')
+    ) {
+      console.error(USAGE);
+      return 1;
+    }
+    throw error;
+  }
+  const config = loadConfig(adminClientSchema);
+  const response = await fetch(`${config.ADMIN_API_URL.replace(/\/+$/, '')}${call.path}`, {
+    method: call.method,
+    headers: {
+      Authorization: `Bearer ${config.ADMIN_TOKEN}`,
+      ...(call.body !== undefined ? { 'Content-Type': 'application/json' } : {}),
+    },
+    ...(call.body !== undefined ? { body: JSON.stringify(call.body) } : {}),
+  });
+  const text = await response.text();
+  console.log(text ? JSON.stringify(JSON.parse(text) as unknown, null, 2) : `(${response.status})`);
+  return response.ok ? 0 : 1;
+}
+
+main(process.argv.slice(2)).then(
+  (code) => process.exit(code),
+  (error: unknown) => {
+    console.error(error instanceof Error ? error.message : error);
+    process.exit(1);
+  },
+);

@@ -1,0 +1,619 @@
+import type { AdminPermission } from './admin-route';
+
+/** An operation of the document: what the route-consistency test compares with the controllers. */
+interface Operation {
+  operationId: string;
+  summary: string;
+  'x-permission': AdminPermission;
+  requestBody?: object;
+  responses: Record<string, object>;
+  parameters?: object[];
+}
+
+const ref = (name: string) => ({ $ref: `#/components/schemas/${name}` });
+const json = (schema: object) => ({ content: { 'application/json': { schema } } });
+const body = (name: string) => ({ required: true, ...json(ref(name)) });
+const ok = (schema: object, description = 'OK') => ({ description, ...json(schema) });
+const listOf = (field: string, item: string) => ({
+  type: 'object',
+  required: [field],
+  properties: { [field]: { type: 'array', items: ref(item) } },
+});
+const path = (...names: string[]) =>
+  names.map((name) => ({ name, in: 'path', required: true, schema: { type: 'string' } }));
+const errors = (...codes: number[]) =>
+  Object.fromEntries(
+    [401, 403, ...codes].map((code) => [
+      code,
+      { description: ERROR_TEXT[code] ?? 'error', ...json(ref('Error')) },
+    ]),
+  );
+const ERROR_TEXT: Record<number, string> = {
+  400: 'invalid input: nothing changed; `fields` names each bad field',
+  401: 'missing, unknown, revoked or expired credential (`WWW-Authenticate: Bearer`)',
+  403: 'the credential may not do this',
+  404: 'no such tenant, agent or credential (also for another tenant’s)',
+  409: 'the operation does not fit the current state',
+};
+
+const op = (
+  operationId: string,
+  permission: AdminPermission,
+  summary: string,
+  responses: Record<string, object>,
+  extra: Partial<Operation> = {},
+): Operation => ({ operationId, summary, 'x-permission': permission, responses, ...extra });
+
+const tenant = path('tenantId');
+const agent = path('tenantId', 'agentId');
+
+/**
+ * The admin API's OpenAPI 3.1 document, served at `/admin/v1/openapi.json` and checked in as
+ * `docs/admin-api.openapi.json` (`npm run gen:check` fails when it is stale). `operationId` is the audit
+ * record's operation; `x-permission` the permission the route checks. A test compares both, and every
+ * path and method, with the controllers.
+ */
+export const ADMIN_OPENAPI = {
+  openapi: '3.1.0',
+  info: {
+    title: 'A2A platform admin API',
+    version: '1.0.0',
+    description:
+      'Operate the platform: tenants, their agents, API keys, worker credentials. Authenticate with ' +
+      '`Authorization: Bearer <token>`: ADMIN_BOOTSTRAP_TOKEN or an admin key (platform admin), or a ' +
+      'tenant API key with the scope tenant:admin (that tenant only).',
+  },
+  security: [{ bearer: [] }],
+  paths: {
+    '/admin/v1/tenants': {
+      post: op(
+        'admin.tenant.create',
+        'platform:admin',
+        'Create a tenant',
+        {
+          201: ok(ref('Tenant'), 'created'),
+          ...errors(400, 409),
+        },
+        { requestBody: body('TenantCreate') },
+      ),
+      get: op('admin.tenant.list', 'platform:admin', 'List tenants', {
+        200: ok(listOf('tenants', 'Tenant')),
+        ...errors(),
+      }),
+    },
+    '/admin/v1/tenants/{tenantId}': {
+      get: op(
+        'admin.tenant.get',
+        'tenant:admin',
+        'Read a tenant',
+        {
+          200: ok(ref('Tenant')),
+          ...errors(404),
+        },
+        { parameters: tenant },
+      ),
+      patch: op(
+        'admin.tenant.update',
+        'platform:admin',
+        'Change a tenant’s name or quotas',
+        {
+          200: ok(ref('Tenant')),
+          ...errors(400, 404),
+        },
+        { parameters: tenant, requestBody: body('TenantUpdate') },
+      ),
+      delete: op(
+        'admin.tenant.delete',
+        'platform:admin',
+        'Start deleting a tenant (its calls are refused until purged or resumed)',
+        {
+          202: ok(ref('Tenant'), 'marked deleting'),
+          ...errors(404, 409),
+        },
+        { parameters: tenant },
+      ),
+    },
+    '/admin/v1/tenants/{tenantId}/suspend': {
+      post: op(
+        'admin.tenant.suspend',
+        'platform:admin',
+        'Suspend a tenant (calls answer 403 / PERMISSION_DENIED)',
+        {
+          200: ok(ref('Tenant')),
+          ...errors(404, 409),
+        },
+        { parameters: tenant },
+      ),
+    },
+    '/admin/v1/tenants/{tenantId}/resume': {
+      post: op(
+        'admin.tenant.resume',
+        'platform:admin',
+        'Resume a suspended or deleting tenant',
+        {
+          200: ok(ref('Tenant')),
+          ...errors(404),
+        },
+        { parameters: tenant },
+      ),
+    },
+    '/admin/v1/tenants/{tenantId}/purge': {
+      post: op(
+        'admin.tenant.purge',
+        'platform:admin',
+        'Remove everything a deleting tenant owns',
+        {
+          200: ok({
+            type: 'object',
+            required: ['tenantId', 'deleted'],
+            properties: {
+              tenantId: { type: 'string' },
+              deleted: { type: 'object', additionalProperties: { type: 'integer' } },
+            },
+          }),
+          ...errors(400, 404, 409),
+        },
+        {
+          parameters: tenant,
+          requestBody: body('PurgeConfirmation'),
+        },
+      ),
+    },
+    '/admin/v1/tenants/{tenantId}/agents': {
+      get: op(
+        'admin.agent.list',
+        'tenant:admin',
+        'List a tenant’s agents',
+        {
+          200: ok(listOf('agents', 'Agent')),
+          ...errors(404),
+        },
+        { parameters: tenant },
+      ),
+    },
+    '/admin/v1/tenants/{tenantId}/agents/{agentId}': {
+      put: op(
+        'admin.agent.put',
+        'tenant:admin',
+        'Define an agent (card and worker policy); served within a second',
+        {
+          200: ok(ref('Agent'), 'replaced'),
+          201: ok(ref('Agent'), 'created'),
+          ...errors(400, 404),
+        },
+        { parameters: agent, requestBody: body('AgentDefinition') },
+      ),
+      get: op(
+        'admin.agent.get',
+        'tenant:admin',
+        'Read an agent',
+        {
+          200: ok(ref('Agent')),
+          ...errors(404),
+        },
+        { parameters: agent },
+      ),
+      delete: op(
+        'admin.agent.delete',
+        'tenant:admin',
+        'Remove an agent and its worker credentials',
+        {
+          204: { description: 'removed' },
+          ...errors(404),
+        },
+        { parameters: agent },
+      ),
+    },
+    '/admin/v1/tenants/{tenantId}/api-keys': {
+      post: op(
+        'admin.api-key.issue',
+        'tenant:admin',
+        'Issue an API key (the secret is in this answer only)',
+        {
+          201: ok(ref('IssuedApiKey'), 'issued'),
+          ...errors(400, 404),
+        },
+        { parameters: tenant, requestBody: body('ApiKeyIssue') },
+      ),
+      get: op(
+        'admin.api-key.list',
+        'tenant:admin',
+        'List a tenant’s API keys (no secrets)',
+        {
+          200: ok(listOf('apiKeys', 'ApiKey')),
+          ...errors(404),
+        },
+        { parameters: tenant },
+      ),
+    },
+    '/admin/v1/tenants/{tenantId}/api-keys/{keyId}': {
+      delete: op(
+        'admin.api-key.revoke',
+        'tenant:admin',
+        'Revoke an API key (every replica within a second)',
+        {
+          200: ok(ref('ApiKey')),
+          ...errors(404),
+        },
+        { parameters: path('tenantId', 'keyId') },
+      ),
+    },
+    '/admin/v1/tenants/{tenantId}/agents/{agentId}/worker-credentials': {
+      post: op(
+        'admin.worker-credential.issue',
+        'tenant:admin',
+        'Issue a worker credential bound to the agent',
+        {
+          201: ok(ref('IssuedWorkerCredential'), 'issued'),
+          ...errors(400, 404),
+        },
+        {
+          parameters: agent,
+          requestBody: { required: false, ...json(ref('WorkerCredentialIssue')) },
+        },
+      ),
+      get: op(
+        'admin.worker-credential.list',
+        'tenant:admin',
+        'List the agent’s worker credentials',
+        {
+          200: ok(listOf('workerCredentials', 'WorkerCredential')),
+          ...errors(404),
+        },
+        { parameters: agent },
+      ),
+    },
+    '/admin/v1/tenants/{tenantId}/agents/{agentId}/worker-credentials/{credentialId}': {
+      delete: op(
+        'admin.worker-credential.revoke',
+        'tenant:admin',
+        'Revoke a worker credential',
+        {
+          200: ok(ref('WorkerCredential')),
+          ...errors(404),
+        },
+        { parameters: path('tenantId', 'agentId', 'credentialId') },
+      ),
+    },
+    '/admin/v1/tenants/{tenantId}/audit': {
+      get: op(
+        'admin.audit.query',
+        'tenant:admin',
+        'Query the audit trail (newest first; `_platform`: the platform’s own)',
+        { 200: ok(ref('AuditPage')), ...errors(400, 404) },
+        {
+          parameters: [
+            ...tenant,
+            ...['from', 'to'].map((name) => ({
+              name,
+              in: 'query',
+              schema: { type: 'string', format: 'date-time' },
+            })),
+            ...['principal', 'operation', 'resource', 'cursor'].map((name) => ({
+              name,
+              in: 'query',
+              schema: { type: 'string' },
+            })),
+            {
+              name: 'outcome',
+              in: 'query',
+              schema: { enum: ['ok', 'denied', 'unauthenticated', 'failed'] },
+            },
+            { name: 'limit', in: 'query', schema: { type: 'integer', minimum: 1, maximum: 500 } },
+          ],
+        },
+      ),
+    },
+    '/admin/v1/tenants/{tenantId}/audit/verify': {
+      post: op(
+        'admin.audit.verify',
+        'tenant:admin',
+        'Verify the hash chain; names the first broken record',
+        { 200: ok(ref('AuditVerification')), ...errors(404) },
+        { parameters: tenant },
+      ),
+    },
+    '/admin/v1/admin-keys': {
+      post: op(
+        'admin.admin-key.issue',
+        'platform:admin',
+        'Issue a platform admin key',
+        {
+          201: ok(ref('IssuedAdminKey'), 'issued'),
+          ...errors(400),
+        },
+        { requestBody: body('AdminKeyIssue') },
+      ),
+      get: op('admin.admin-key.list', 'platform:admin', 'List admin keys (no secrets)', {
+        200: ok(listOf('adminKeys', 'AdminKey')),
+        ...errors(),
+      }),
+    },
+    '/admin/v1/admin-keys/{keyId}': {
+      delete: op(
+        'admin.admin-key.revoke',
+        'platform:admin',
+        'Revoke an admin key',
+        {
+          200: ok(ref('AdminKey')),
+          ...errors(404),
+        },
+        { parameters: path('keyId') },
+      ),
+    },
+  },
+  components: {
+    securitySchemes: { bearer: { type: 'http', scheme: 'bearer' } },
+    schemas: {
+      Error: {
+        type: 'object',
+        required: ['error'],
+        properties: {
+          error: {
+            type: 'object',
+            required: ['code', 'status', 'message'],
+            properties: {
+              code: { type: 'integer' },
+              status: { type: 'string' },
+              message: { type: 'string' },
+              fields: {
+                type: 'array',
+                items: {
+                  type: 'object',
+                  required: ['field', 'description'],
+                  properties: { field: { type: 'string' }, description: { type: 'string' } },
+                },
+              },
+            },
+          },
+        },
+      },
+      Quotas: {
+        type: 'object',
+        properties: {
+          requestsPerSecond: { type: ['integer', 'null'], minimum: 1 },
+          maxActiveTasks: { type: ['integer', 'null'], minimum: 1 },
+        },
+        additionalProperties: false,
+      },
+      Tenant: {
+        type: 'object',
+        required: ['tenantId', 'displayName', 'status', 'quotas', 'createdAt', 'statusChangedAt'],
+        properties: {
+          tenantId: { type: 'string' },
+          displayName: { type: 'string' },
+          status: { enum: ['active', 'suspended', 'deleting'] },
+          quotas: ref('Quotas'),
+          createdAt: { type: 'string', format: 'date-time' },
+          statusChangedAt: { type: ['string', 'null'], format: 'date-time' },
+        },
+      },
+      TenantCreate: {
+        type: 'object',
+        required: ['tenantId', 'displayName'],
+        properties: {
+          tenantId: { type: 'string', pattern: '^[a-z0-9][a-z0-9-]{0,62}$' },
+          displayName: { type: 'string', minLength: 1, maxLength: 256 },
+          quotas: ref('Quotas'),
+        },
+        additionalProperties: false,
+      },
+      TenantUpdate: {
+        type: 'object',
+        properties: {
+          displayName: { type: 'string', minLength: 1, maxLength: 256 },
+          quotas: ref('Quotas'),
+        },
+        additionalProperties: false,
+      },
+      PurgeConfirmation: {
+        type: 'object',
+        required: ['confirm'],
+        properties: { confirm: { type: 'string', description: 'the tenant id again' } },
+      },
+      AgentCard: {
+        type: 'object',
+        description:
+          'The card fields the agent contributes (A2A AgentCard ProtoJSON names); the platform adds ' +
+          'interfaces, provider, streaming and security.',
+        required: ['name', 'description', 'version'],
+        properties: {
+          name: { type: 'string' },
+          description: { type: 'string' },
+          version: { type: 'string' },
+          defaultInputModes: { type: 'array', items: { type: 'string' } },
+          defaultOutputModes: { type: 'array', items: { type: 'string' } },
+          skills: { type: 'array', items: { type: 'object' } },
+          documentationUrl: { type: 'string', format: 'uri' },
+          iconUrl: { type: 'string', format: 'uri' },
+          extensions: { type: 'array', items: { type: 'object' } },
+          pushNotifications: { type: 'boolean' },
+          extendedAgentCard: { type: 'boolean' },
+          extendedCard: { type: 'object' },
+          messageReplies: { type: 'boolean' },
+        },
+        additionalProperties: false,
+      },
+      WorkerPolicy: {
+        type: 'object',
+        properties: {
+          onLeaseLost: { enum: ['redispatch', 'fail'], default: 'redispatch' },
+          maxAttempts: { type: 'integer', minimum: 1, maximum: 100, default: 3 },
+          leaseTtlMs: { type: ['integer', 'null'], minimum: 1000, maximum: 3600000 },
+          maxConcurrency: { type: ['integer', 'null'], minimum: 1 },
+        },
+        additionalProperties: false,
+      },
+      AgentDefinition: {
+        type: 'object',
+        required: ['card'],
+        properties: { card: ref('AgentCard'), policy: ref('WorkerPolicy') },
+        additionalProperties: false,
+      },
+      Agent: {
+        type: 'object',
+        required: ['tenantId', 'agentId', 'card', 'policy', 'createdAt', 'updatedAt'],
+        properties: {
+          tenantId: { type: 'string' },
+          agentId: { type: 'string' },
+          card: ref('AgentCard'),
+          policy: ref('WorkerPolicy'),
+          createdAt: { type: 'string', format: 'date-time' },
+          updatedAt: { type: 'string', format: 'date-time' },
+        },
+      },
+      ApiKeyIssue: {
+        type: 'object',
+        required: ['principalId'],
+        properties: {
+          principalId: { type: 'string' },
+          scopes: {
+            type: 'array',
+            items: {
+              enum: [
+                'a2a:message:send',
+                'a2a:tasks:read',
+                'a2a:tasks:read-all',
+                'a2a:tasks:cancel',
+                'a2a:push-config',
+                'tenant:admin',
+              ],
+            },
+          },
+          label: { type: 'string', maxLength: 256 },
+          expiresAt: { type: 'string', format: 'date-time' },
+        },
+        additionalProperties: false,
+      },
+      ApiKey: {
+        type: 'object',
+        required: ['keyId', 'tenantId', 'principalId', 'scopes', 'label', 'prefix', 'createdAt'],
+        properties: {
+          keyId: { type: 'string' },
+          tenantId: { type: 'string' },
+          principalId: { type: 'string' },
+          scopes: { type: 'array', items: { type: 'string' } },
+          label: { type: 'string' },
+          prefix: { type: 'string' },
+          createdAt: { type: 'string', format: 'date-time' },
+          expiresAt: { type: ['string', 'null'], format: 'date-time' },
+          revokedAt: { type: ['string', 'null'], format: 'date-time' },
+        },
+      },
+      IssuedApiKey: {
+        type: 'object',
+        required: ['credential', 'secret'],
+        properties: { credential: ref('ApiKey'), secret: { type: 'string' } },
+      },
+      WorkerCredentialIssue: {
+        type: 'object',
+        properties: { label: { type: 'string', maxLength: 256 } },
+        additionalProperties: false,
+      },
+      WorkerCredential: {
+        type: 'object',
+        required: ['credentialId', 'tenantId', 'agentId', 'label', 'prefix', 'createdAt'],
+        properties: {
+          credentialId: { type: 'string' },
+          tenantId: { type: 'string' },
+          agentId: { type: 'string' },
+          label: { type: 'string' },
+          prefix: { type: 'string' },
+          createdAt: { type: 'string', format: 'date-time' },
+          revokedAt: { type: ['string', 'null'], format: 'date-time' },
+        },
+      },
+      IssuedWorkerCredential: {
+        type: 'object',
+        required: ['credential', 'secret'],
+        properties: { credential: ref('WorkerCredential'), secret: { type: 'string' } },
+      },
+      AdminKeyIssue: {
+        type: 'object',
+        required: ['principalId'],
+        properties: {
+          principalId: { type: 'string' },
+          label: { type: 'string', maxLength: 256 },
+          expiresAt: { type: 'string', format: 'date-time' },
+        },
+        additionalProperties: false,
+      },
+      AdminKey: {
+        type: 'object',
+        required: ['keyId', 'principalId', 'label', 'prefix', 'createdAt'],
+        properties: {
+          keyId: { type: 'string' },
+          principalId: { type: 'string' },
+          label: { type: 'string' },
+          prefix: { type: 'string' },
+          createdAt: { type: 'string', format: 'date-time' },
+          expiresAt: { type: ['string', 'null'], format: 'date-time' },
+          revokedAt: { type: ['string', 'null'], format: 'date-time' },
+        },
+      },
+      AuditRecord: {
+        type: 'object',
+        required: [
+          'tenantId',
+          'seq',
+          'recordId',
+          'occurredAt',
+          'operation',
+          'binding',
+          'outcome',
+          'prevHash',
+          'hash',
+        ],
+        properties: {
+          tenantId: { type: 'string' },
+          seq: { type: 'integer' },
+          recordId: { type: 'string', format: 'uuid' },
+          occurredAt: { type: 'string', format: 'date-time' },
+          principalId: { type: ['string', 'null'] },
+          credentialId: { type: ['string', 'null'] },
+          sourceAddress: { type: ['string', 'null'] },
+          operation: { type: 'string' },
+          binding: { enum: ['JSONRPC', 'HTTP+JSON', 'GRPC', 'ADMIN', 'WORKER'] },
+          resource: { type: ['string', 'null'] },
+          outcome: { enum: ['ok', 'denied', 'unauthenticated', 'failed'] },
+          reason: { type: ['string', 'null'] },
+          traceId: { type: ['string', 'null'] },
+          prevHash: { type: 'string' },
+          hash: { type: 'string' },
+        },
+      },
+      AuditPage: {
+        type: 'object',
+        required: ['records'],
+        properties: {
+          records: { type: 'array', items: ref('AuditRecord') },
+          nextCursor: { type: 'string' },
+        },
+      },
+      AuditVerification: {
+        type: 'object',
+        required: ['ok', 'records'],
+        properties: {
+          ok: { type: 'boolean' },
+          records: { type: 'integer', description: 'records checked' },
+          head: { type: 'object' },
+          firstBroken: {
+            type: 'object',
+            properties: {
+              seq: { type: 'integer' },
+              recordId: { type: 'string' },
+              problem: {
+                enum: ['missing record', 'hash mismatch', 'broken link', 'head mismatch'],
+              },
+            },
+          },
+        },
+      },
+      IssuedAdminKey: {
+        type: 'object',
+        required: ['credential', 'secret'],
+        properties: { credential: ref('AdminKey'), secret: { type: 'string' } },
+      },
+    },
+  },
+} as const;

@@ -1,0 +1,34 @@
+/**
+ * The scopes a credential can grant (API keys and OIDC tokens alike, after the issuer's scope mapping). A
+ * registry: names are never renamed, only added.
+ */
+export const SCOPES = [
+  /** SendMessage and SendStreamingMessage: start tasks and continue the principal's own. */
+  'a2a:message:send',
+  /** GetTask, ListTasks and SubscribeToTask on the principal's own tasks. */
+  'a2a:tasks:read',
+  /** GetTask, ListTasks and SubscribeToTask on every task of the tenant's agent, whoever started it. */
+  'a2a:tasks:read-all',
+  /** CancelTask on the principal's own tasks. */
+  'a2a:tasks:cancel',
+  /** The four push-notification config operations on the principal's own tasks. */
+  'a2a:push-config',
+  /** The admin API within the credential's tenant: agents, keys, worker credentials, issuers, audit. */
+  'tenant:admin',
+  /** The whole admin API: tenants too. Only platform-admin credentials carry it. */
+  'platform:admin',
+] as const;
+
+export type Scope = (typeof SCOPES)[number];
+
+/** What a client key gets when its issuer names no scopes: everything a client does with its own tasks. */
+export const CLIENT_SCOPES: readonly Scope[] = [
+  'a2a:message:send',
+  'a2a:tasks:read',
+  'a2a:tasks:cancel',
+  'a2a:push-config',
+];
+
+export function isScope(value: string): value is Scope {
+  return (SCOPES as readonly string[]).includes(value);
+}

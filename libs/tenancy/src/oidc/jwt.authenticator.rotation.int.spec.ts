@@ -1,0 +1,150 @@
+import type { JWTPayload } from 'jose';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { afterEach, describe, expect, it } from 'vitest';
+import { JwtAuthenticator } from './jwt.authenticator';
+import { JwtRejected, type JwtRejectionReason } from './jwt.errors';
+import { validateOidcIssuer, type OidcIssuer } from './oidc-issuer';
+import { JwksTestServer, mintToken, testSigningKey } from './testing';
+
+const ISSUER = 'https://idp.example';
+const AUDIENCE = 'api://a2a-platform';
+const claims: JWTPayload = { iss: ISSUER, aud: AUDIENCE, sub: 'alice' };
+
+function issuerAt(server: JwksTestServer): OidcIssuer {
+  const result = validateOidcIssuer(
+    { issuer: ISSUER, audience: AUDIENCE, jwksUrl: server.url },
+    { allowInsecureLoopback: true },
+  );
+  if (!result.ok) {
+    throw new Error(JSON.stringify(result.errors));
+  }
+  return result.issuer;
+}
+
+async function rejection(
+  authenticator: JwtAuthenticator,
+  token: string,
+  issuers: readonly OidcIssuer[],
+): Promise<JwtRejectionReason> {
+  const err: unknown = await authenticator.verify(token, issuers).then(
+    () => new Error('the token was accepted'),
+    (rejected: unknown) => rejected,
+  );
+  expect(err).toBeInstanceOf(JwtRejected);
+  return (err as JwtRejected).reason;
+}
+
+describe('JwtAuthenticator: keys rotate and providers fail without a restart', () => {
+  const servers: JwksTestServer[] = [];
+  const start = async (...args: Parameters<typeof JwksTestServer.start>) => {
+    const server = await JwksTestServer.start(...args);
+    servers.push(server);
+    return server;
+  };
+
+  afterEach(async () => {
+    await Promise.all(servers.splice(0).map((server) => server.stop()));
+  });
+
+  it('accepts a key rotated in at the JWKS URL once the cooldown has passed', async () => {
+    const [oldKey, newKey] = await Promise.all([testSigningKey('ES256'), testSigningKey('RS256')]);
+    const idp = await start([oldKey]);
+    const issuer = issuerAt(idp);
+    const authenticator = new JwtAuthenticator({ jwksCooldownMs: 1_000 });
+    await authenticator.verify(await mintToken(oldKey, claims), [issuer]);
+    expect(idp.requests).toBe(1);
+
+    idp.publish(newKey);
+    const rotated = await mintToken(newKey, claims);
+    // Within the cooldown an unknown kid does not make the set be fetched again.
+    expect(await rejection(authenticator, rotated, [issuer])).toBe('bad-signature');
+    expect(idp.requests).toBe(1);
+
+    await sleep(1_100);
+    const verified = await authenticator.verify(rotated, [issuer]);
+    expect(verified.subject).toBe('alice');
+    expect(idp.requests).toBe(2);
+    // The set just fetched no longer has the old key.
+    expect(await rejection(authenticator, await mintToken(oldKey, claims), [issuer])).toBe(
+      'bad-signature',
+    );
+  });
+
+  it('keeps accepting a removed key until the cached set reaches its maximum age', async () => {
+    const [oldKey, newKey] = await Promise.all([testSigningKey('ES256'), testSigningKey('ES256')]);
+    const idp = await start([oldKey]);
+    const issuer = issuerAt(idp);
+    const authenticator = new JwtAuthenticator({ jwksCacheMaxAgeMs: 500 });
+    const token = await mintToken(oldKey, claims);
+    await authenticator.verify(token, [issuer]);
+
+    idp.publish(newKey);
+    await expect(authenticator.verify(token, [issuer])).resolves.toMatchObject({
+      subject: 'alice',
+    });
+    expect(idp.requests).toBe(1);
+
+    await sleep(600);
+    expect(await rejection(authenticator, token, [issuer])).toBe('bad-signature');
+    expect(idp.requests).toBe(2);
+  });
+
+  it('serves cached keys while the provider is down, and says jwks-unavailable for what needs a fetch', async () => {
+    const [key, rotated] = await Promise.all([testSigningKey('ES256'), testSigningKey('ES256')]);
+    const idp = await JwksTestServer.start([key]);
+    const issuer = issuerAt(idp);
+    const authenticator = new JwtAuthenticator({ jwksCooldownMs: 0 });
+    const token = await mintToken(key, claims);
+    await authenticator.verify(token, [issuer]);
+    await idp.stop();
+
+    await expect(authenticator.verify(token, [issuer])).resolves.toMatchObject({
+      subject: 'alice',
+    });
+    const unknownKid = await mintToken(rotated, claims);
+    const err: unknown = await authenticator.verify(unknownKid, [issuer]).catch((e: unknown) => e);
+    expect(err).toMatchObject({ reason: 'jwks-unavailable', retryable: true, issuer: ISSUER });
+    expect((err as JwtRejected).cause).toBeDefined();
+    expect(await rejection(new JwtAuthenticator(), token, [issuer])).toBe('jwks-unavailable');
+  });
+
+  it('an error status, a redirect, or a published key that cannot be used is jwks-unavailable', async () => {
+    const key = await testSigningKey('ES256');
+    const idp = await start([key]);
+    const issuer = issuerAt(idp);
+    const token = await mintToken(key, claims);
+    idp.answerWith({ status: 503 });
+    expect(await rejection(new JwtAuthenticator(), token, [issuer])).toBe('jwks-unavailable');
+    idp.answerWith({ status: 302 });
+    expect(await rejection(new JwtAuthenticator(), token, [issuer])).toBe('jwks-unavailable');
+    idp.answerWith('keys');
+    idp.publish({ publicJwk: { kty: 'EC', kid: key.kid, crv: 'P-256', x: 'AA', y: 'AA' } });
+    expect(await rejection(new JwtAuthenticator(), token, [issuer])).toBe('jwks-unavailable');
+  });
+
+  it('a provider that does not answer is jwks-unavailable after the fetch timeout', async () => {
+    const key = await testSigningKey('ES256');
+    const idp = await start([key]);
+    idp.answerWith('stall');
+    const authenticator = new JwtAuthenticator({ jwksTimeoutMs: 300 });
+    const started = Date.now();
+    expect(await rejection(authenticator, await mintToken(key, claims), [issuerAt(idp)])).toBe(
+      'jwks-unavailable',
+    );
+    expect(Date.now() - started).toBeLessThan(2_000);
+  });
+
+  it('recovers without a restart once the provider answers again', async () => {
+    const key = await testSigningKey('ES256');
+    const idp = await start([key]);
+    const issuer = issuerAt(idp);
+    const authenticator = new JwtAuthenticator();
+    const token = await mintToken(key, claims);
+    idp.answerWith({ status: 500 });
+    expect(await rejection(authenticator, token, [issuer])).toBe('jwks-unavailable');
+    idp.answerWith('keys');
+    await expect(authenticator.verify(token, [issuer])).resolves.toMatchObject({
+      subject: 'alice',
+    });
+  });
+});
