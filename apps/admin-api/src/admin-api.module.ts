@@ -1,7 +1,7 @@
 import { AuditLog, AuditWriter } from '@lib/audit';
 import { adminApiSchema, loadConfig, postgresSchema, type AdminApiConfig } from '@lib/config';
 import { createPool } from '@lib/event-store';
-import { AgentStore, CredentialStore, TenantStore } from '@lib/tenancy';
+import { AgentStore, CredentialStore, IssuerStore, TenantStore } from '@lib/tenancy';
 import {
   Inject,
   Logger,
@@ -22,6 +22,7 @@ import {
   ApiKeysController,
   WorkerCredentialsController,
 } from './credentials.controller';
+import { IssuersController } from './issuers.controller';
 import { JsonBodyMiddleware } from './json-body.middleware';
 import { OpenApiController } from './openapi.controller';
 import { TenantsController } from './tenants.controller';
@@ -38,6 +39,7 @@ export const ADMIN_CONTROLLERS = [
   ApiKeysController,
   WorkerCredentialsController,
   AdminKeysController,
+  IssuersController,
   AuditController,
 ];
 
@@ -88,6 +90,12 @@ export class AdminApiModule implements NestModule {
         {
           provide: CredentialStore,
           useFactory: (pool: Pool) => new CredentialStore(pool),
+          inject: [ADMIN_PG_POOL],
+        },
+        {
+          provide: IssuerStore,
+          useFactory: (pool: Pool) =>
+            new IssuerStore(pool, { allowInsecureLoopback: config.OIDC_ALLOW_INSECURE_LOOPBACK }),
           inject: [ADMIN_PG_POOL],
         },
         {

@@ -1,4 +1,10 @@
-import { AuditWriter, PLATFORM_TENANT, type AuditEntry, type AuditOutcome } from '@lib/audit';
+import {
+  AuditWriter,
+  PLATFORM_TENANT,
+  traceIdOf,
+  type AuditEntry,
+  type AuditOutcome,
+} from '@lib/audit';
 import { Injectable, Logger } from '@nestjs/common';
 import type { AdminRequest } from './admin.guard';
 
@@ -65,12 +71,5 @@ function resourceOf(req: AdminRequest, tenant: string | null): string | null {
     named(req.path.includes('/admin-keys') ? 'admin-key' : 'api-key', p['keyId']) ??
     named('agent', p['agentId']) ??
     named('tenant', tenant)
-  );
-}
-
-/** The trace id of a W3C `traceparent` header, if well formed. */
-export function traceIdOf(traceparent: string | undefined): string | null {
-  return (
-    /^[0-9a-f]{2}-([0-9a-f]{32})-[0-9a-f]{16}-[0-9a-f]{2}$/.exec(traceparent ?? '')?.[1] ?? null
   );
 }

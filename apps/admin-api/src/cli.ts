@@ -20,7 +20,7 @@ const USAGE = `usage: npm run admin -- <command> [arguments] [options]
   audit verify <tenant>
 The admin API is ADMIN_API_URL (default http://127.0.0.1:8080, the standalone process); the token is
 ADMIN_TOKEN (a platform admin token, or a tenant API key with the scope tenant:admin). Answers are printed
-as JSON; the exit code is 1 when the API refused the command.`;
+as JSON; the exit code is 1 when the API refused the command or \`audit verify\` found a broken chain.`;
 
 interface Call {
   method: 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
@@ -206,8 +206,11 @@ async function main(args: string[]): Promise<number> {
     ...(call.body !== undefined ? { body: JSON.stringify(call.body) } : {}),
   });
   const text = await response.text();
-  console.log(text ? JSON.stringify(JSON.parse(text) as unknown, null, 2) : `(${response.status})`);
-  return response.ok ? 0 : 1;
+  const answer = text ? (JSON.parse(text) as unknown) : null;
+  console.log(answer !== null ? JSON.stringify(answer, null, 2) : `(${response.status})`);
+  // `audit verify` of a broken chain answers 200 with ok: false; the command then fails too.
+  const broken = (answer as { ok?: unknown } | null)?.ok === false;
+  return response.ok && !broken ? 0 : 1;
 }
 
 main(process.argv.slice(2)).then(

@@ -275,6 +275,35 @@ export const ADMIN_OPENAPI = {
         { parameters: path('tenantId', 'agentId', 'credentialId') },
       ),
     },
+    '/admin/v1/tenants/{tenantId}/oidc-issuers': {
+      get: op(
+        'admin.oidc-issuer.list',
+        'tenant:admin',
+        'List the OIDC issuers the tenant trusts',
+        { 200: ok(listOf('issuers', 'OidcIssuer')), ...errors(404) },
+        { parameters: tenant },
+      ),
+    },
+    '/admin/v1/tenants/{tenantId}/oidc-issuers/{issuerId}': {
+      put: op(
+        'admin.oidc-issuer.put',
+        'tenant:admin',
+        'Trust an OIDC issuer’s bearer tokens (or change how)',
+        {
+          200: ok(ref('OidcIssuer'), 'replaced'),
+          201: ok(ref('OidcIssuer'), 'created'),
+          ...errors(400, 404),
+        },
+        { parameters: path('tenantId', 'issuerId'), requestBody: body('OidcIssuerDefinition') },
+      ),
+      delete: op(
+        'admin.oidc-issuer.delete',
+        'tenant:admin',
+        'Stop trusting an issuer',
+        { 204: { description: 'removed' }, ...errors(404) },
+        { parameters: path('tenantId', 'issuerId') },
+      ),
+    },
     '/admin/v1/tenants/{tenantId}/audit': {
       get: op(
         'admin.audit.query',
@@ -550,6 +579,37 @@ export const ADMIN_OPENAPI = {
           expiresAt: { type: ['string', 'null'], format: 'date-time' },
           revokedAt: { type: ['string', 'null'], format: 'date-time' },
         },
+      },
+      OidcIssuerDefinition: {
+        type: 'object',
+        required: ['issuer', 'audience', 'jwksUrl'],
+        properties: {
+          issuer: { type: 'string', format: 'uri', description: 'the exact iss of its tokens' },
+          audience: { type: 'string', description: 'the aud its tokens must carry' },
+          jwksUrl: { type: 'string', format: 'uri' },
+          principalClaim: { type: 'string', default: 'sub' },
+          scopesClaim: { type: 'string', default: 'scope' },
+          scopeMap: {
+            type: 'object',
+            description: 'external scope → platform scopes (unmapped scopes grant nothing)',
+            additionalProperties: { type: 'array', items: { type: 'string' } },
+          },
+        },
+        additionalProperties: false,
+      },
+      OidcIssuer: {
+        allOf: [
+          ref('OidcIssuerDefinition'),
+          {
+            type: 'object',
+            required: ['tenantId', 'issuerId', 'createdAt'],
+            properties: {
+              tenantId: { type: 'string' },
+              issuerId: { type: 'string' },
+              createdAt: { type: 'string', format: 'date-time' },
+            },
+          },
+        ],
       },
       AuditRecord: {
         type: 'object',

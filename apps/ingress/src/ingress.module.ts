@@ -10,7 +10,9 @@ import {
 } from '@nestjs/common';
 import { APP_FILTER } from '@nestjs/core';
 import type { Pool } from 'pg';
+import { A2aAudit } from './auth/a2a-audit';
 import { ApiKeyAuthenticator } from './auth/api-key.authenticator';
+import { BearerAuthenticator } from './auth/bearer.authenticator';
 import { IngressConfigChanges } from './auth/config-changes.provider';
 import { AgentCardController } from './cards/agent-card.controller';
 import { AgentCardKeys } from './cards/agent-card.keys';
@@ -73,6 +75,8 @@ export class IngressModule {
         operations,
         IngressConfigChanges,
         ApiKeyAuthenticator,
+        BearerAuthenticator,
+        A2aAudit,
         AgentRegistry,
         PublicOrigins,
         AgentCardKeys,

@@ -22,3 +22,4 @@ export {
 } from './audit-record';
 export { AuditWriter, type AuditWriterOptions, type AuditWriterStats } from './audit-writer';
 export { AuditWriterClosed, InvalidAuditEntry, InvalidAuditQuery } from './audit.errors';
+export { traceIdOf } from './trace-id';

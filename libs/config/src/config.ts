@@ -195,6 +195,11 @@ export const adminApiSchema = z.object({
    * exists) and for automation that holds a secret store. Unset: only admin keys issued through the API.
    */
   ADMIN_BOOTSTRAP_TOKEN: z.string().min(24).optional(),
+  /**
+   * Accept `http` issuer and JWKS URLs of OIDC issuers on loopback hosts (local identity providers, tests).
+   * Any other host always needs `https`.
+   */
+  OIDC_ALLOW_INSECURE_LOOPBACK: bool.default('false'),
 });
 
 /** The operators' command line over the admin API (`npm run admin`). */

@@ -74,9 +74,28 @@ export function buildAgentCard(agent: HostedAgent, origin: PublicOrigin): AgentC
           name: API_KEY_HEADER,
         },
       },
+      ...(agent.acceptsBearer
+        ? {
+            bearer: {
+              httpAuthSecurityScheme: {
+                description: 'A JWT of an OIDC issuer the tenant trusts',
+                scheme: 'Bearer',
+                bearerFormat: 'JWT',
+              },
+            },
+          }
+        : {}),
     },
-    // A public agent requires nothing; a key is still accepted and identifies the caller.
-    ...(agent.anonymousAccess ? {} : { securityRequirements: [{ schemes: { apiKey: {} } }] }),
+    // A public agent requires nothing; a credential is still accepted and identifies the caller. Otherwise
+    // either scheme suffices (each requirement is an alternative).
+    ...(agent.anonymousAccess
+      ? {}
+      : {
+          securityRequirements: [
+            { schemes: { apiKey: {} } },
+            ...(agent.acceptsBearer ? [{ schemes: { bearer: {} } }] : []),
+          ],
+        }),
     defaultInputModes: profile.defaultInputModes ?? ['text/plain'],
     defaultOutputModes: profile.defaultOutputModes ?? ['text/plain'],
     skills: profile.skills ?? [],

@@ -34,6 +34,8 @@ export interface HostedAgent {
   profile: AgentProfile;
   /** `active`, or `suspended` / `deleting`: the tenant's calls are then refused. */
   tenantStatus: string;
+  /** The tenant trusts OIDC issuers: bearer tokens authenticate too, and the card declares them. */
+  acceptsBearer: boolean;
   /** Served without an API key (ANONYMOUS_AGENTS). */
   anonymousAccess: boolean;
 }
@@ -73,9 +75,10 @@ export class AgentRegistry {
       return cached.agent;
     }
     const result = await this.pool
-      .query<{ profile: AgentProfile; status: string }>({
+      .query<{ profile: AgentProfile; status: string; oidc: boolean }>({
         name: 'agents.find',
-        text: `SELECT a.profile, t.status
+        text: `SELECT a.profile, t.status,
+                      EXISTS (SELECT 1 FROM ops.oidc_issuers i WHERE i.tenant_id = a.tenant_id) AS oidc
                  FROM ops.agents a JOIN ops.tenants t ON t.tenant_id = a.tenant_id
                 WHERE a.tenant_id = $1 AND a.agent_id = $2`,
         values: [tenantId, agentId],
@@ -96,6 +99,7 @@ export class AgentRegistry {
           agentId,
           profile: row.profile,
           tenantStatus: row.status,
+          acceptsBearer: row.oidc,
           anonymousAccess: this.isAnonymous(ref),
         }
       : null;

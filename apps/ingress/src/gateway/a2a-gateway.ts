@@ -16,10 +16,12 @@ import {
 import { authorizeOperation, CLIENT_SCOPES } from '@lib/authz';
 import type { IngressConfig } from '@lib/config';
 import { isTransientDatabaseError } from '@lib/event-store';
-import { principalIdOf, type CallContext } from '@lib/tenancy';
+import { principalIdOf, type AgentRef, type CallContext } from '@lib/tenancy';
 import { Inject, Injectable, type Logger } from '@nestjs/common';
 import { randomUUID } from 'node:crypto';
+import { A2aAudit } from '../auth/a2a-audit';
 import { ApiKeyAuthenticator, type Identity } from '../auth/api-key.authenticator';
+import { BearerAuthenticator } from '../auth/bearer.authenticator';
 import { declaredExtensions } from '../cards/agent-card.builder';
 import type { RequestOrigin } from '../cards/agent-cards';
 import { AgentRegistry, type HostedAgent } from '../cards/agent-registry';
@@ -52,6 +54,8 @@ export interface InboundRequest {
   /** Every non-empty `tenant` the request carries (REST path prefix, body or message field). */
   tenants: readonly string[];
   apiKey: string | undefined;
+  /** The token of an `Authorization: Bearer` header (an OIDC/JWT credential). */
+  bearer?: string | undefined;
   /** The A2A-Version service parameter as the binding found it (header, query or metadata). */
   version: string | undefined;
   /** The A2A-Extensions service parameter, comma-separated. */
@@ -129,6 +133,8 @@ export class A2aGateway {
   constructor(
     private readonly operations: A2aOperations,
     private readonly auth: ApiKeyAuthenticator,
+    private readonly bearer: BearerAuthenticator,
+    private readonly audit: A2aAudit,
     private readonly agents: AgentRegistry,
     private readonly cards: SignedAgentCards,
     private readonly feed: TaskEventFeed,
@@ -146,10 +152,25 @@ export class A2aGateway {
     if (!ref) {
       throw new A2aError('METHOD_NOT_FOUND', 'no agent is hosted at this path');
     }
-    const anonymous = request.apiKey === undefined && this.agents.isAnonymous(ref);
-    const identity = anonymous
-      ? ANONYMOUS_IDENTITY
-      : await this.auth.authenticate(ref.tenantId, request.apiKey);
+    try {
+      return await this.openFor(ref, request);
+    } catch (error) {
+      if (
+        error instanceof A2aError &&
+        (error.reason === 'UNAUTHENTICATED' || error.reason === 'PERMISSION_DENIED')
+      ) {
+        const known = await this.agents.find(ref).then(
+          (agent) => agent !== null,
+          () => false,
+        );
+        await this.audit.refused(request, ref, known, error);
+      }
+      throw error;
+    }
+  }
+
+  private async openFor(ref: AgentRef, request: InboundRequest): Promise<A2aSession> {
+    const identity = await this.identify(ref, request);
     if (request.route) {
       checkTenants(request.route, request.tenants);
     }
@@ -194,10 +215,39 @@ export class A2aGateway {
     };
   }
 
+  /**
+   * Who the caller is: a bearer token when one is presented (an API key beside it is ignored), else the API
+   * key, else the anonymous principal of an ANONYMOUS_AGENTS agent.
+   */
+  private async identify(ref: AgentRef, request: InboundRequest): Promise<Identity> {
+    if (request.bearer !== undefined) {
+      return this.bearer.authenticate(ref.tenantId, request.bearer);
+    }
+    if (request.apiKey === undefined && this.agents.isAnonymous(ref)) {
+      return ANONYMOUS_IDENTITY;
+    }
+    return this.auth.authenticate(ref.tenantId, request.apiKey);
+  }
+
   /** A unary operation; the result is the ProtoJSON of the RPC's response message. */
   async call(session: A2aSession, method: UnaryMethod, params: unknown): Promise<unknown> {
+    try {
+      authorizeOperation(session.ctx, method);
+      const result = await this.dispatch(session, method, params);
+      await this.audit.operation(session.ctx, method, params, { result });
+      return result;
+    } catch (error) {
+      await this.audit.operation(session.ctx, method, params, { error });
+      throw error;
+    }
+  }
+
+  private async dispatch(
+    session: A2aSession,
+    method: UnaryMethod,
+    params: unknown,
+  ): Promise<unknown> {
     const { ctx } = session;
-    authorizeOperation(ctx, method);
     switch (method) {
       case 'SendMessage':
         return (await this.operations.sendMessage(params, ctx)).result;
@@ -234,8 +284,25 @@ export class A2aGateway {
     params: unknown,
     lastEventIdHeader: string | undefined,
   ): Promise<OpenedStream> {
+    try {
+      authorizeOperation(session.ctx, method);
+      const opened = await this.openStream(session, method, params, lastEventIdHeader);
+      const first = opened.first?.response;
+      await this.audit.operation(session.ctx, method, params, { result: first });
+      return opened;
+    } catch (error) {
+      await this.audit.operation(session.ctx, method, params, { error });
+      throw error;
+    }
+  }
+
+  private async openStream(
+    session: A2aSession,
+    method: StreamingMethod,
+    params: unknown,
+    lastEventIdHeader: string | undefined,
+  ): Promise<OpenedStream> {
     const { ctx } = session;
-    authorizeOperation(ctx, method);
     if (method === 'SendStreamingMessage') {
       // The stream, not the call, waits for the task: the message is accepted first, then watched.
       const { result, version } = await this.operations.sendMessage(returnImmediately(params), ctx);

@@ -22,6 +22,7 @@ import {
   type OnApplicationBootstrap,
   type OnApplicationShutdown,
 } from '@nestjs/common';
+import { bearerOf } from '../auth/bearer.authenticator';
 import {
   A2aGateway,
   isStreamingMethod,
@@ -215,6 +216,7 @@ function inboundRequest(
     route: null,
     tenants: typeof tenant === 'string' && tenant !== '' ? [tenant] : [],
     apiKey: firstValue(metadata, 'x-api-key'),
+    ...bearerOf(firstValue(metadata, 'authorization')),
     version: firstValue(metadata, 'a2a-version'),
     extensions: extensions.length > 0 ? extensions.join(',') : undefined,
     traceparent: firstValue(metadata, 'traceparent'),

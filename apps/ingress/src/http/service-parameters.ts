@@ -1,6 +1,7 @@
 import { A2aError } from '@lib/a2a-protocol';
 import type { Request } from 'express';
 import { API_KEY_HEADER } from '../auth/api-key.authenticator';
+import { bearerOf } from '../auth/bearer.authenticator';
 import type { A2aSession, InboundRequest } from '../gateway/a2a-gateway';
 
 /**
@@ -11,11 +12,12 @@ export function serviceParameters(
   req: Request,
 ): Pick<
   InboundRequest,
-  'apiKey' | 'version' | 'extensions' | 'traceparent' | 'origin' | 'sourceAddress'
+  'apiKey' | 'bearer' | 'version' | 'extensions' | 'traceparent' | 'origin' | 'sourceAddress'
 > {
   const query = req.query['A2A-Version'];
   return {
     apiKey: req.header(API_KEY_HEADER),
+    ...bearerOf(req.header('authorization')),
     version: req.header('A2A-Version') ?? (typeof query === 'string' ? query : undefined),
     extensions: req.header('A2A-Extensions'),
     traceparent: req.header('traceparent'),
@@ -42,7 +44,7 @@ export function errorHeaders(error: A2aError, session: A2aSession | null): Recor
   return {
     ...(session ? extensionHeaders(session) : {}),
     ...(error.reason === 'UNAUTHENTICATED'
-      ? { 'WWW-Authenticate': `ApiKey header="${API_KEY_HEADER}"` }
+      ? { 'WWW-Authenticate': `ApiKey header="${API_KEY_HEADER}", Bearer realm="a2a"` }
       : {}),
     ...(error.reason === 'UNAVAILABLE' ? { 'Retry-After': String(RETRY_AFTER_SECONDS) } : {}),
   };
