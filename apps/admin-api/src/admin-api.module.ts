@@ -1,5 +1,11 @@
 import { AuditLog, AuditWriter } from '@lib/audit';
-import { adminApiSchema, loadConfig, postgresSchema, type AdminApiConfig } from '@lib/config';
+import {
+  adminApiSchema,
+  loadConfig,
+  postgresSchema,
+  quotaSchema,
+  type AdminApiConfig,
+} from '@lib/config';
 import { createPool } from '@lib/event-store';
 import { AgentStore, CredentialStore, IssuerStore, TenantStore } from '@lib/tenancy';
 import {
@@ -25,11 +31,12 @@ import {
 import { IssuersController } from './issuers.controller';
 import { JsonBodyMiddleware } from './json-body.middleware';
 import { OpenApiController } from './openapi.controller';
+import { TenantUsageReader } from './tenant-usage';
 import { TenantsController } from './tenants.controller';
 import { ADMIN_CONFIG, ADMIN_PG_POOL } from './tokens';
 
 export function adminApiConfigFromEnv(): AdminApiConfig {
-  return loadConfig(postgresSchema.merge(adminApiSchema));
+  return loadConfig(postgresSchema.merge(adminApiSchema).merge(quotaSchema));
 }
 
 /** The controllers of the admin API: every route under `/admin/v1`. */
@@ -108,6 +115,7 @@ export class AdminApiModule implements NestModule {
           useFactory: (pool: Pool) => new AuditLog(pool),
           inject: [ADMIN_PG_POOL],
         },
+        TenantUsageReader,
         AdminAudit,
         AdminAuditInterceptor,
         AdminAuthenticator,

@@ -8,6 +8,7 @@ const USAGE = `usage: npm run admin -- <command> [arguments] [options]
   tenants delete <tenant>           step 1: the tenant's calls are refused
   tenants purge <tenant>            step 2: removes everything it owns
   tenants quotas <tenant> [--rps <n|none>] [--max-active-tasks <n|none>]
+  tenants usage <tenant>            requests this second and active tasks, beside the quotas
   agents put <tenant> <agent> --file <definition.json>
   agents list <tenant> | get <tenant> <agent> | delete <tenant> <agent>
   keys issue <tenant> --principal <id> [--scopes a,b,…] [--label <text>] [--expires <RFC 3339>]
@@ -101,6 +102,8 @@ function callOf(positionals: readonly string[], options: Options): Call {
       return { method: 'DELETE', path: t() };
     case 'tenants purge':
       return { method: 'POST', path: `${t()}/purge`, body: { confirm: a } };
+    case 'tenants usage':
+      return { method: 'GET', path: `${t()}/usage` };
     case 'tenants quotas':
       return { method: 'PATCH', path: t(), body: quotas() };
     case 'agents put': {

@@ -113,6 +113,15 @@ export const ADMIN_OPENAPI = {
         { parameters: tenant },
       ),
     },
+    '/admin/v1/tenants/{tenantId}/usage': {
+      get: op(
+        'admin.tenant.usage',
+        'tenant:admin',
+        'What the tenant uses of its quotas now',
+        { 200: ok(ref('Usage')), ...errors(404) },
+        { parameters: tenant },
+      ),
+    },
     '/admin/v1/tenants/{tenantId}/suspend': {
       post: op(
         'admin.tenant.suspend',
@@ -610,6 +619,24 @@ export const ADMIN_OPENAPI = {
             },
           },
         ],
+      },
+      Usage: {
+        type: 'object',
+        required: ['tenantId', 'requestsPerSecond', 'activeTasks'],
+        properties: {
+          tenantId: { type: 'string' },
+          requestsPerSecond: {
+            type: 'object',
+            properties: {
+              limit: { type: ['integer', 'null'] },
+              current: { type: ['integer', 'null'], description: 'null while Redis is away' },
+            },
+          },
+          activeTasks: {
+            type: 'object',
+            properties: { limit: { type: ['integer', 'null'] }, current: { type: 'integer' } },
+          },
+        },
       },
       AuditRecord: {
         type: 'object',

@@ -17,6 +17,7 @@ import { AdminErrorsFilter } from './admin-errors.filter';
 import { AdminRoute } from './admin-route';
 import { AdminGuard } from './admin.guard';
 import { tenantParam } from './params';
+import { TenantUsageReader, type UsageReport } from './tenant-usage';
 
 /** Tenants: create, list, read, change quotas, suspend, resume, and delete in two steps. */
 @Controller('admin/v1/tenants')
@@ -24,7 +25,10 @@ import { tenantParam } from './params';
 @UseFilters(AdminErrorsFilter)
 @UseInterceptors(AdminAuditInterceptor)
 export class TenantsController {
-  constructor(private readonly tenants: TenantStore) {}
+  constructor(
+    private readonly tenants: TenantStore,
+    private readonly usageReader: TenantUsageReader,
+  ) {}
 
   @Post()
   @AdminRoute('admin.tenant.create', 'platform:admin')
@@ -48,6 +52,14 @@ export class TenantsController {
   @AdminRoute('admin.tenant.update', 'platform:admin')
   update(@Param('tenantId') tenantId: string, @Body() body: unknown): Promise<TenantRecord> {
     return this.tenants.update(tenantParam(tenantId), body);
+  }
+
+  /** What the tenant uses of its quotas now (requests this second, tasks not yet terminal). */
+  @Get(':tenantId/usage')
+  @AdminRoute('admin.tenant.usage', 'tenant:admin')
+  async usage(@Param('tenantId') tenantId: string): Promise<UsageReport> {
+    const tenant = await this.tenants.get(tenantParam(tenantId));
+    return this.usageReader.report(tenant.tenantId, tenant.quotas);
   }
 
   /** Refuses the tenant's calls (PERMISSION_DENIED) and hides its cards; its data stays. */

@@ -1,4 +1,4 @@
-import { ingressSchema, loadConfig, postgresSchema } from '@lib/config';
+import { ingressSchema, loadConfig, postgresSchema, quotaSchema } from '@lib/config';
 import { createPool } from '@lib/event-store';
 import {
   Inject,
@@ -14,6 +14,7 @@ import { A2aAudit } from './auth/a2a-audit';
 import { ApiKeyAuthenticator } from './auth/api-key.authenticator';
 import { BearerAuthenticator } from './auth/bearer.authenticator';
 import { IngressConfigChanges } from './auth/config-changes.provider';
+import { TenantQuotas } from './auth/tenant-quotas';
 import { AgentCardController } from './cards/agent-card.controller';
 import { AgentCardKeys } from './cards/agent-card.keys';
 import { PublicOrigins } from './cards/agent-cards';
@@ -30,7 +31,7 @@ import { TaskEventFeed } from './streaming/task-event-feed';
 import { INGRESS_CONFIG, INGRESS_PG_POOL, type IngressModuleConfig } from './tokens';
 
 export function ingressConfigFromEnv(): IngressModuleConfig {
-  return loadConfig(postgresSchema.merge(ingressSchema));
+  return loadConfig(postgresSchema.merge(ingressSchema).merge(quotaSchema));
 }
 
 class IngressPoolCloser implements OnApplicationShutdown {
@@ -77,6 +78,7 @@ export class IngressModule {
         ApiKeyAuthenticator,
         BearerAuthenticator,
         A2aAudit,
+        TenantQuotas,
         AgentRegistry,
         PublicOrigins,
         AgentCardKeys,

@@ -1,7 +1,7 @@
-import type { IngressConfig, PostgresConfig } from '@lib/config';
+import type { IngressConfig, PostgresConfig, QuotaConfig } from '@lib/config';
 
 /** What the ingress is configured with (the value behind {@link INGRESS_CONFIG}). */
-export type IngressModuleConfig = IngressConfig & PostgresConfig;
+export type IngressModuleConfig = IngressConfig & PostgresConfig & QuotaConfig;
 
 /** Injection token of the ingress configuration. */
 export const INGRESS_CONFIG = Symbol('INGRESS_CONFIG');

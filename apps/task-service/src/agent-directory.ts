@@ -1,8 +1,10 @@
+import type { TaskServiceConfig } from '@lib/config';
 import type { LeasePolicy } from '@lib/task-domain';
 import { hashSecret } from '@lib/tenancy';
-import { Inject, Injectable } from '@nestjs/common';
+import { Inject, Injectable, Logger } from '@nestjs/common';
 import type { Pool } from 'pg';
-import { PG_POOL } from './tokens';
+import { TaskServiceConfigChanges } from './config-changes.provider';
+import { PG_POOL, TASK_SERVICE_CONFIG } from './tokens';
 
 export interface WorkerIdentity {
   tenantId: string;
@@ -19,16 +21,51 @@ const CREDENTIAL_TTL_MS = 1_000;
 /** Most worker credentials remembered at once. */
 const CREDENTIAL_CACHE_SIZE = 1_000;
 
-/** Hosted agents' settings (dispatch policy, input modes, message replies) and worker credentials. */
+/**
+ * Hosted agents' settings (dispatch policy, lease TTL, input modes, message replies) and worker credentials.
+ * A configuration change (ConfigChanges) re-reads the cached agents at once and forgets the credentials,
+ * so a new definition or a revocation counts on this replica within a second.
+ */
 @Injectable()
 export class AgentDirectory {
+  private readonly logger = new Logger(AgentDirectory.name);
   private readonly agents = new Map<string, { agent: AgentSettings; until: number }>();
   private readonly credentials = new Map<
     string,
     { identity: WorkerIdentity | null; until: number }
   >();
 
-  constructor(@Inject(PG_POOL) private readonly pool: Pool) {}
+  constructor(
+    @Inject(PG_POOL) private readonly pool: Pool,
+    @Inject(TASK_SERVICE_CONFIG) private readonly config: TaskServiceConfig,
+    changes: TaskServiceConfigChanges,
+  ) {
+    changes.subscribe(() => {
+      this.credentials.clear();
+      void this.refresh();
+    });
+  }
+
+  /** Re-reads every cached agent; the old settings serve until the new ones are in. */
+  private async refresh(): Promise<void> {
+    for (const key of [...this.agents.keys()]) {
+      const [tenantId = '', agentId = ''] = key.split('\u0000');
+      await this.load(tenantId, agentId).catch((error: unknown) => {
+        this.agents.delete(key);
+        this.logger.warn(`agent ${agentId} of ${tenantId} not re-read: ${String(error)}`);
+      });
+    }
+  }
+
+  /**
+   * The lease TTL of the agent's tasks: its policy's, or LEASE_TTL_MS. Synchronous for the dispatch paths;
+   * the agent's settings are read when its workers register and on each of its messages.
+   */
+  leaseTtlMs(tenantId: string, agentId: string): number {
+    return (
+      this.agents.get(`${tenantId}\u0000${agentId}`)?.agent.leaseTtlMs ?? this.config.LEASE_TTL_MS
+    );
+  }
 
   /** The (tenant, agent) a worker secret is bound to, or null when unknown or revoked. */
   async authenticateWorker(secret: string): Promise<WorkerIdentity | null> {
@@ -74,14 +111,19 @@ export class AgentDirectory {
   }
 
   private async settings(tenantId: string, agentId: string): Promise<AgentSettings> {
-    const key = `${tenantId}\u0000${agentId}`;
-    const cached = this.agents.get(key);
+    const cached = this.agents.get(`${tenantId}\u0000${agentId}`);
     if (cached && cached.until > Date.now()) {
       return cached.agent;
     }
+    return this.load(tenantId, agentId);
+  }
+
+  private async load(tenantId: string, agentId: string): Promise<AgentSettings> {
+    const key = `${tenantId}\u0000${agentId}`;
     const result = await this.pool.query<{
       on_lease_lost: 'redispatch' | 'fail';
       max_attempts: number;
+      lease_ttl_ms: number | null;
       profile: {
         defaultInputModes?: string[];
         skills?: { inputModes?: string[] }[];
@@ -89,13 +131,15 @@ export class AgentDirectory {
         pushNotifications?: boolean;
       };
     }>(
-      'SELECT on_lease_lost, max_attempts, profile FROM ops.agents WHERE tenant_id = $1 AND agent_id = $2',
+      `SELECT on_lease_lost, max_attempts, lease_ttl_ms, profile FROM ops.agents
+        WHERE tenant_id = $1 AND agent_id = $2`,
       [tenantId, agentId],
     );
     const row = result.rows[0];
     const agent: AgentSettings = row
       ? {
           policy: { onLeaseLost: row.on_lease_lost, maxAttempts: row.max_attempts },
+          leaseTtlMs: row.lease_ttl_ms,
           intake: {
             inputModes: [
               ...new Set([
@@ -109,6 +153,7 @@ export class AgentDirectory {
         }
       : {
           policy: { onLeaseLost: 'fail', maxAttempts: 1 },
+          leaseTtlMs: null,
           intake: { inputModes: [], messageReplies: false, pushNotifications: false },
         };
     this.agents.set(key, { agent, until: Date.now() + CACHE_TTL_MS });
@@ -128,5 +173,7 @@ export interface AgentIntake {
 
 interface AgentSettings {
   policy: LeasePolicy;
+  /** The agent's own lease TTL; null: LEASE_TTL_MS. */
+  leaseTtlMs: number | null;
   intake: AgentIntake;
 }

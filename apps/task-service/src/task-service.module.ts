@@ -9,6 +9,7 @@ import {
 } from '@nestjs/common';
 import type { Pool } from 'pg';
 import { AgentDirectory } from './agent-directory';
+import { TaskServiceConfigChanges } from './config-changes.provider';
 import { Clock, IdGenerator, RandomIds, SystemClock } from './clock';
 import { CancelTaskHandler } from './commands/cancel-task.handler';
 import { PushConfigHandler } from './commands/push-config.handler';
@@ -26,6 +27,7 @@ import { PushConfigs } from './queries/push-configs';
 import { TaskViews } from './queries/task-views';
 import { TaskRepository } from './task.repository';
 import { PG_POOL, TASK_SERVICE_CONFIG } from './tokens';
+import { WorkerAudit } from './worker-audit';
 import { PostgresTaskStore, TaskStore } from './write/task-store';
 import { TaskWatch } from './write/task-watch';
 import { TaskWriter } from './write/task-writer';
@@ -70,7 +72,9 @@ export class TaskServiceModule {
         WorkQueue,
         TaskRepository,
         TaskViews,
+        TaskServiceConfigChanges,
         AgentDirectory,
+        WorkerAudit,
         SendMessageHandler,
         CancelTaskHandler,
         PushConfigHandler,

@@ -26,6 +26,8 @@ export const GENERIC_ERROR_REASONS = [
   'UNAUTHENTICATED',
   'PERMISSION_DENIED',
   'PAYLOAD_TOO_LARGE',
+  /** A tenant quota (request rate, active tasks) is used up; `retryAfterSeconds` says when to retry. */
+  'QUOTA_EXCEEDED',
   'UNSUPPORTED_MEDIA_TYPE',
   'UNAVAILABLE',
   'INTERNAL',

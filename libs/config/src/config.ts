@@ -185,6 +185,16 @@ export const pushAdminClientSchema = z.object({
   PUSH_ADMIN_TOKEN: z.string().min(1),
 });
 
+/** Tenant quotas, enforced by every ingress replica (counted in Redis, shared). */
+export const quotaSchema = z.object({
+  /** Requests per second of a tenant whose own quota is not set; unset: no limit. */
+  TENANT_DEFAULT_REQUESTS_PER_SECOND: z.coerce.number().int().positive().optional(),
+  /** Non-terminal tasks of a tenant whose own quota is not set; unset: no limit. */
+  TENANT_DEFAULT_MAX_ACTIVE_TASKS: z.coerce.number().int().positive().optional(),
+  /** Where request rates are counted (the same Redis as the push dispatcher's is fine). */
+  REDIS_URL: z.string().default('redis://127.0.0.1:6379'),
+});
+
 /** The admin API: tenants, agents, credentials, issuers, audit (`apps/admin-api`). */
 export const adminApiSchema = z.object({
   /** Port of the admin API when it runs as its own process (the standalone serves it on INGRESS_PORT). */
@@ -247,6 +257,7 @@ export const platformSchema = postgresSchema
   .merge(relaySchema)
   .merge(pushDispatcherSchema)
   .merge(adminApiSchema)
+  .merge(quotaSchema)
   .merge(standaloneSchema);
 
 export type PostgresConfig = z.infer<typeof postgresSchema>;
@@ -259,7 +270,8 @@ export type WorkerConfig = z.infer<typeof workerSchema>;
 export type PushDispatcherConfig = z.infer<typeof pushDispatcherSchema> &
   PostgresConfig &
   Pick<z.infer<typeof relaySchema>, 'KAFKA_BROKERS' | 'TASK_EVENTS_TOPIC'>;
-export type AdminApiConfig = z.infer<typeof adminApiSchema> & PostgresConfig;
+export type QuotaConfig = z.infer<typeof quotaSchema>;
+export type AdminApiConfig = z.infer<typeof adminApiSchema> & PostgresConfig & QuotaConfig;
 export type PlatformConfig = z.infer<typeof platformSchema>;
 
 /**

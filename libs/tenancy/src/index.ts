@@ -3,5 +3,6 @@ export * from './call-context';
 export * from './config-changes';
 export * from './ids';
 export * from './oidc';
+export * from './quotas';
 export * from './secrets';
 export * from './seed';

@@ -36,6 +36,8 @@ export interface HostedAgent {
   tenantStatus: string;
   /** The tenant trusts OIDC issuers: bearer tokens authenticate too, and the card declares them. */
   acceptsBearer: boolean;
+  /** The tenant's own quotas; null: the platform's defaults. */
+  quotas: { requestsPerSecond: number | null; maxActiveTasks: number | null };
   /** Served without an API key (ANONYMOUS_AGENTS). */
   anonymousAccess: boolean;
 }
@@ -75,9 +77,15 @@ export class AgentRegistry {
       return cached.agent;
     }
     const result = await this.pool
-      .query<{ profile: AgentProfile; status: string; oidc: boolean }>({
+      .query<{
+        profile: AgentProfile;
+        status: string;
+        oidc: boolean;
+        requests_per_second: number | null;
+        max_active_tasks: number | null;
+      }>({
         name: 'agents.find',
-        text: `SELECT a.profile, t.status,
+        text: `SELECT a.profile, t.status, t.requests_per_second, t.max_active_tasks,
                       EXISTS (SELECT 1 FROM ops.oidc_issuers i WHERE i.tenant_id = a.tenant_id) AS oidc
                  FROM ops.agents a JOIN ops.tenants t ON t.tenant_id = a.tenant_id
                 WHERE a.tenant_id = $1 AND a.agent_id = $2`,
@@ -100,6 +108,10 @@ export class AgentRegistry {
           profile: row.profile,
           tenantStatus: row.status,
           acceptsBearer: row.oidc,
+          quotas: {
+            requestsPerSecond: row.requests_per_second,
+            maxActiveTasks: row.max_active_tasks,
+          },
           anonymousAccess: this.isAnonymous(ref),
         }
       : null;

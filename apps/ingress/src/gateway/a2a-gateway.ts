@@ -22,6 +22,7 @@ import { randomUUID } from 'node:crypto';
 import { A2aAudit } from '../auth/a2a-audit';
 import { ApiKeyAuthenticator, type Identity } from '../auth/api-key.authenticator';
 import { BearerAuthenticator } from '../auth/bearer.authenticator';
+import { TenantQuotas } from '../auth/tenant-quotas';
 import { declaredExtensions } from '../cards/agent-card.builder';
 import type { RequestOrigin } from '../cards/agent-cards';
 import { AgentRegistry, type HostedAgent } from '../cards/agent-registry';
@@ -135,6 +136,7 @@ export class A2aGateway {
     private readonly auth: ApiKeyAuthenticator,
     private readonly bearer: BearerAuthenticator,
     private readonly audit: A2aAudit,
+    private readonly quotas: TenantQuotas,
     private readonly agents: AgentRegistry,
     private readonly cards: SignedAgentCards,
     private readonly feed: TaskEventFeed,
@@ -181,6 +183,7 @@ export class A2aGateway {
     if (!agent) {
       throw new A2aError('METHOD_NOT_FOUND', `no agent ${ref.agentId} is hosted here`);
     }
+    await this.quotas.admitRequest(agent);
     const protocolVersion = negotiateVersion(
       request.version,
       this.config.A2A_ASSUME_V1_WHEN_MISSING,
@@ -233,6 +236,7 @@ export class A2aGateway {
   async call(session: A2aSession, method: UnaryMethod, params: unknown): Promise<unknown> {
     try {
       authorizeOperation(session.ctx, method);
+      await this.quotas.admitNewTask(session.agent, session.ctx, method, params);
       const result = await this.dispatch(session, method, params);
       await this.audit.operation(session.ctx, method, params, { result });
       return result;
@@ -286,6 +290,7 @@ export class A2aGateway {
   ): Promise<OpenedStream> {
     try {
       authorizeOperation(session.ctx, method);
+      await this.quotas.admitNewTask(session.agent, session.ctx, method, params);
       const opened = await this.openStream(session, method, params, lastEventIdHeader);
       const first = opened.first?.response;
       await this.audit.operation(session.ctx, method, params, { result: first });

@@ -47,6 +47,9 @@ export function errorHeaders(error: A2aError, session: A2aSession | null): Recor
       ? { 'WWW-Authenticate': `ApiKey header="${API_KEY_HEADER}", Bearer realm="a2a"` }
       : {}),
     ...(error.reason === 'UNAVAILABLE' ? { 'Retry-After': String(RETRY_AFTER_SECONDS) } : {}),
+    ...(error.reason === 'QUOTA_EXCEEDED'
+      ? { 'Retry-After': error.metadata['retryAfterSeconds'] ?? '1' }
+      : {}),
   };
 }
 

@@ -220,7 +220,7 @@ export class SendMessageHandler {
         commands.push({
           type: 'GrantLease',
           workerId: session.workerId,
-          leaseTtlMs: this.config.LEASE_TTL_MS,
+          leaseTtlMs: this.agents.leaseTtlMs(ctx.tenantId, ctx.agentId),
           now,
         });
       }

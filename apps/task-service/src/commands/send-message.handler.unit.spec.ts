@@ -48,6 +48,7 @@ function setUp(room = 0) {
   const dispatcher = new FakeDispatcher(room);
   const agents = {
     intake: () => Promise.resolve({ inputModes: ['text/plain'], messageReplies: false }),
+    leaseTtlMs: () => 30_000,
   } as unknown as AgentDirectory;
   // The task view as the store's appends left it.
   const find = (call: CallContext, taskId: string) => {

@@ -9,6 +9,7 @@ import {
   type OnApplicationBootstrap,
   type OnModuleDestroy,
 } from '@nestjs/common';
+import { AgentDirectory } from '../agent-directory';
 import { Clock } from '../clock';
 import { NoticeBus } from '../notice-bus';
 import { TASK_SERVICE_CONFIG } from '../tokens';
@@ -45,6 +46,7 @@ export class Dispatcher implements OnApplicationBootstrap, OnModuleDestroy {
     private readonly work: WorkQueue,
     private readonly bus: NoticeBus,
     private readonly clock: Clock,
+    private readonly agents: AgentDirectory,
     @Inject(TASK_SERVICE_CONFIG) private readonly config: TaskServiceConfig,
   ) {}
 
@@ -255,7 +257,7 @@ export class Dispatcher implements OnApplicationBootstrap, OnModuleDestroy {
     const command = {
       type: 'GrantLease' as const,
       workerId: session.workerId,
-      leaseTtlMs: this.config.LEASE_TTL_MS,
+      leaseTtlMs: this.agents.leaseTtlMs(tenantId, agentId),
       now: this.clock.now(),
     };
     let outcome: WriteOutcome | null = null;

@@ -31,6 +31,7 @@ import { WorkQueue } from '../dispatch/work-queue';
 import { WorkerSession } from '../dispatch/worker-session';
 import { TaskRepository } from '../task.repository';
 import { TASK_SERVICE_CONFIG } from '../tokens';
+import { WorkerAudit } from '../worker-audit';
 
 const HELLO_TIMEOUT_MS = 10_000;
 /** Most updates one PublishUpdate may carry (the SDK sends at most 64). */
@@ -72,6 +73,7 @@ export class WorkerGateway {
     private readonly work: WorkQueue,
     private readonly tasks: TaskRepository,
     private readonly agents: AgentDirectory,
+    private readonly audit: WorkerAudit,
     private readonly dispatcher: Dispatcher,
     private readonly clock: Clock,
     @Inject(TASK_SERVICE_CONFIG) private readonly config: TaskServiceConfig,
@@ -130,6 +132,7 @@ export class WorkerGateway {
       fail(call, grpcError(GrpcStatus.UNAVAILABLE, 'UNAVAILABLE', 'credential store unavailable'));
       return;
     }
+    await this.audit.registration(identity, call.getPeer());
     if (!identity) {
       fail(
         call,
@@ -137,6 +140,8 @@ export class WorkerGateway {
       );
       return;
     }
+    // The agent's settings (its lease TTL among them) are read before the worker gets any work.
+    await this.agents.leasePolicy(identity.tenantId, identity.agentId).catch(() => undefined);
     const { tenantId, agentId } = identity;
     let session: WorkerSession | null = null;
     const helloTimer = setTimeout(() => {
@@ -177,7 +182,7 @@ export class WorkerGateway {
             tenantId,
             agentId,
             heartbeatIntervalMs: this.config.HEARTBEAT_INTERVAL_MS,
-            leaseTtlMs: this.config.LEASE_TTL_MS,
+            leaseTtlMs: this.agents.leaseTtlMs(tenantId, agentId),
           },
         });
         this.logger.log(`worker ${session.workerId} (${hello.identity}) serves ${agentId}`);
@@ -233,7 +238,12 @@ export class WorkerGateway {
     }
     const countedBefore = new Map(session.inflight);
     const renewed = await this.work
-      .renew(session.tenantId, session.agentId, leases, this.config.LEASE_TTL_MS)
+      .renew(
+        session.tenantId,
+        session.agentId,
+        leases,
+        this.agents.leaseTtlMs(session.tenantId, session.agentId),
+      )
       .catch((error: unknown) => {
         // Unknown outcome: keep the leases as the worker sees them; the next heartbeat tries again (and the
         // sweeper gives leases a full TTL after a database outage before it expires any).

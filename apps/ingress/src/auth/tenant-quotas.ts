@@ -1,0 +1,104 @@
+import { A2aError, isPlainObject, type A2aJsonRpcMethod } from '@lib/a2a-protocol';
+import { RequestRateCounter, TenantUsage, type AgentRef } from '@lib/tenancy';
+import { Inject, Injectable, Logger, type OnModuleDestroy } from '@nestjs/common';
+import { Redis } from 'ioredis';
+import type { Pool } from 'pg';
+import type { HostedAgent } from '../cards/agent-registry';
+import { INGRESS_CONFIG, INGRESS_PG_POOL, type IngressModuleConfig } from '../tokens';
+
+/**
+ * A tenant's quotas (admin API; TENANT_DEFAULT_* when unset): requests per second, counted in Redis across
+ * every ingress replica, and tasks not yet terminal, checked when a message would start a new task. Over
+ * a limit: QUOTA_EXCEEDED (HTTP 429 / gRPC RESOURCE_EXHAUSTED) with the seconds to wait. While Redis cannot
+ * be reached the rate is not enforced (logged once per outage): a quota must not take the platform down.
+ */
+@Injectable()
+export class TenantQuotas implements OnModuleDestroy {
+  private readonly logger = new Logger(TenantQuotas.name);
+  private readonly redis: Redis;
+  private readonly rates: RequestRateCounter;
+  private readonly usage: TenantUsage;
+  private redisFailing = false;
+
+  constructor(
+    @Inject(INGRESS_CONFIG) private readonly config: IngressModuleConfig,
+    @Inject(INGRESS_PG_POOL) pool: Pool,
+  ) {
+    this.redis = new Redis(config.REDIS_URL, {
+      connectionName: 'a2a-ingress:quotas',
+      lazyConnect: true,
+      enableOfflineQueue: false,
+      maxRetriesPerRequest: 1,
+      retryStrategy: (times) => Math.min(2_000, 100 * 2 ** Math.min(times, 5)),
+    });
+    this.redis.on('error', () => undefined);
+    this.rates = new RequestRateCounter(this.redis);
+    this.usage = new TenantUsage(pool);
+  }
+
+  /** Counts the request against the tenant's rate. */
+  async admitRequest(agent: HostedAgent): Promise<void> {
+    const limit =
+      agent.quotas.requestsPerSecond ?? this.config.TENANT_DEFAULT_REQUESTS_PER_SECOND ?? null;
+    if (limit === null) {
+      return;
+    }
+    let count: number;
+    try {
+      if (this.redis.status === 'wait') {
+        await this.redis.connect();
+      }
+      count = await this.rates.hit(agent.tenantId);
+      if (this.redisFailing) {
+        this.redisFailing = false;
+        this.logger.log('request rates are counted again');
+      }
+    } catch (error) {
+      if (!this.redisFailing) {
+        this.redisFailing = true;
+        this.logger.warn(`request rates cannot be counted (Redis: ${String(error)}); not enforced`);
+      }
+      return;
+    }
+    if (count > limit) {
+      throw quotaExceeded(`tenant ${agent.tenantId} is over its rate of ${limit} requests/s`, 1);
+    }
+  }
+
+  /** Refuses a message that would start a task while the tenant has its maximum of active tasks. */
+  async admitNewTask(
+    agent: HostedAgent,
+    ref: AgentRef,
+    method: A2aJsonRpcMethod,
+    params: unknown,
+  ): Promise<void> {
+    const limit =
+      agent.quotas.maxActiveTasks ?? this.config.TENANT_DEFAULT_MAX_ACTIVE_TASKS ?? null;
+    if (limit === null || (method !== 'SendMessage' && method !== 'SendStreamingMessage')) {
+      return;
+    }
+    const message = isPlainObject(params) ? params['message'] : undefined;
+    if (
+      isPlainObject(message) &&
+      typeof message['taskId'] === 'string' &&
+      message['taskId'] !== ''
+    ) {
+      return;
+    }
+    const active = await this.usage.activeTasks(ref.tenantId);
+    if (active >= limit) {
+      throw quotaExceeded(
+        `tenant ${ref.tenantId} has ${active} active tasks, its maximum is ${limit}`,
+        5,
+      );
+    }
+  }
+
+  onModuleDestroy(): void {
+    this.redis.disconnect();
+  }
+}
+
+function quotaExceeded(message: string, retryAfterSeconds: number): A2aError {
+  return new A2aError('QUOTA_EXCEEDED', message, { retryAfterSeconds: String(retryAfterSeconds) });
+}
