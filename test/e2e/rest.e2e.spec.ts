@@ -484,7 +484,9 @@ describe('errors (§8.3, §9.1 v1.0.1)', () => {
           reason: 'UNAUTHENTICATED',
           domain: PLATFORM_DOMAIN,
         });
-        expect(reply.headers.get('www-authenticate')).toBe('ApiKey header="X-API-Key", Bearer realm="a2a"');
+        expect(reply.headers.get('www-authenticate')).toBe(
+          'ApiKey header="X-API-Key", Bearer realm="a2a"',
+        );
       }
     }
   });

@@ -9,11 +9,11 @@ import {
 } from '@nestjs/common';
 import type { Pool } from 'pg';
 import { AgentDirectory } from './agent-directory';
-import { TaskServiceConfigChanges } from './config-changes.provider';
 import { Clock, IdGenerator, RandomIds, SystemClock } from './clock';
 import { CancelTaskHandler } from './commands/cancel-task.handler';
 import { PushConfigHandler } from './commands/push-config.handler';
 import { SendMessageHandler } from './commands/send-message.handler';
+import { TaskServiceConfigChanges } from './config-changes.provider';
 import { Dispatcher } from './dispatch/dispatcher';
 import { LeaseSweeper } from './dispatch/lease-sweeper';
 import { WorkQueue } from './dispatch/work-queue';
