@@ -28,7 +28,7 @@ export interface RefusedCall {
 }
 
 /**
- * The ingress's audit records (docs/audit.md): every mutating A2A operation with its outcome, every call
+ * The ingress's audit records (docs/admin.md "Audit"): every mutating A2A operation with its outcome, every call
  * refused for a missing scope, every failed authentication. Records are batched across concurrent calls
  * (AuditWriter) and durable before the answer is sent. Content never goes in: ids and outcomes only.
  */
