@@ -432,6 +432,78 @@ describe('OIDC bearer tokens', () => {
 });
 
 describe('audit', () => {
+  it('each A2A call yields exactly its records: one per mutating call or refusal, none per read', async () => {
+    const a2aRecords = async () =>
+      (
+        await platform.db.pool.query<{ operation: string; outcome: string; reason: string | null }>(
+          `SELECT operation, outcome, reason FROM audit.records
+            WHERE tenant_id = 'globex' AND operation LIKE 'a2a.%' ORDER BY seq`,
+        )
+      ).rows;
+    const task = sentTask(await send(aliceKey));
+    const reader = await issueKey({ principalId: 'ivan', scopes: ['a2a:tasks:read'] });
+    const calls: [
+      string,
+      () => Promise<unknown>,
+      { operation: string; outcome: string; reason: string | null }[],
+    ][] = [
+      [
+        'SendMessage',
+        () => send(aliceKey),
+        [{ operation: 'a2a.SendMessage', outcome: 'ok', reason: null }],
+      ],
+      [
+        'GetTask',
+        () => rawRpc(endpoint('globex'), request('GetTask', { id: task.id }), { apiKey: aliceKey }),
+        [],
+      ],
+      [
+        'ListTasks',
+        () => rawRpc(endpoint('globex'), request('ListTasks', {}), { apiKey: aliceKey }),
+        [],
+      ],
+      [
+        'CancelTask of a completed task',
+        () =>
+          rawRpc(endpoint('globex'), request('CancelTask', { id: task.id }), { apiKey: aliceKey }),
+        [{ operation: 'a2a.CancelTask', outcome: 'failed', reason: 'TASK_NOT_CANCELABLE' }],
+      ],
+      [
+        'SendStreamingMessage',
+        () =>
+          rawRpc(
+            endpoint('globex'),
+            request('SendStreamingMessage', { message: rawUserMessage('s') }),
+            {
+              apiKey: aliceKey,
+            },
+          ),
+        [{ operation: 'a2a.SendStreamingMessage', outcome: 'ok', reason: null }],
+      ],
+      [
+        'SendMessage without the scope',
+        () => send(reader),
+        [{ operation: 'a2a.SendMessage', outcome: 'denied', reason: 'PERMISSION_DENIED' }],
+      ],
+      [
+        'CancelTask without the scope',
+        () =>
+          rawRpc(endpoint('globex'), request('CancelTask', { id: task.id }), { apiKey: reader }),
+        [{ operation: 'a2a.CancelTask', outcome: 'denied', reason: 'PERMISSION_DENIED' }],
+      ],
+      [
+        'a wrong key',
+        () => send('not-a-key'),
+        [{ operation: 'a2a.authenticate', outcome: 'unauthenticated', reason: 'UNAUTHENTICATED' }],
+      ],
+    ];
+    for (const [name, act, expected] of calls) {
+      const before = (await a2aRecords()).length;
+      await act();
+      expect((await a2aRecords()).slice(before), name).toEqual(expected);
+    }
+  });
+
   it('records every admin action and refusal and every mutating call; verify finds a tampered record', async () => {
     const page = await cli(['audit', 'query', 'globex', '--limit', '500']);
     expect(page.code).toBe(0);
@@ -454,6 +526,7 @@ describe('audit', () => {
       'admin.tenant.resume',
       'admin.oidc-issuer.put',
       'a2a.SendMessage',
+      'worker.register',
     ]) {
       expect(seen(operation), operation).toBe(true);
     }

@@ -17,7 +17,7 @@ function routes(): Route[] {
   return ADMIN_CONTROLLERS.flatMap((controller) => {
     const base = String(Reflect.getMetadata(PATH_METADATA, controller));
     const guards = (Reflect.getMetadata(GUARDS_METADATA, controller) ?? []) as unknown[];
-    const proto = controller.prototype as Record<string, unknown>;
+    const proto = controller.prototype as unknown as Record<string, unknown>;
     return Object.getOwnPropertyNames(proto)
       .filter((name) => name !== 'constructor' && typeof proto[name] === 'function')
       .flatMap((name) => {
