@@ -1,7 +1,7 @@
 /**
  * `pg_terminate_backend` of each kind of platform connection in turn, under load (issue #8): the pools of the
- * task-service, the ingress and the relay (the relay's log reader), the three LISTEN connections and the
- * relay's leader connection. Every connection says what it is in `application_name` (`<app>:<role>`), so one
+ * task-service, the ingress and the relay (the relay's log reader), the three LISTEN connections of task
+ * notices, the two of configuration changes (ingress, task-service) and the relay's leader connection. Every connection says what it is in `application_name` (`<app>:<role>`), so one
  * kind at a time is cut. The long-lived ones (LISTEN, leader) must come back by themselves.
  */
 import { afterEach, describe, expect, it } from 'vitest';
@@ -13,6 +13,8 @@ const KINDS = [
   'a2a-task-service:listen',
   'a2a-ingress:pool',
   'a2a-ingress:listen',
+  'a2a-ingress:config',
+  'a2a-task-service:config',
   'a2a-relay:pool',
   'a2a-relay:leader',
   'a2a-relay:listen',
