@@ -1,5 +1,6 @@
 import { ingressSchema, loadConfig, postgresSchema, quotaSchema } from '@lib/config';
 import { createPool } from '@lib/event-store';
+import { ConfigChanges } from '@lib/tenancy';
 import {
   Inject,
   Logger,
@@ -13,7 +14,6 @@ import type { Pool } from 'pg';
 import { A2aAudit } from './auth/a2a-audit';
 import { ApiKeyAuthenticator } from './auth/api-key.authenticator';
 import { BearerAuthenticator } from './auth/bearer.authenticator';
-import { IngressConfigChanges } from './auth/config-changes.provider';
 import { TenantQuotas } from './auth/tenant-quotas';
 import { AgentCardController } from './cards/agent-card.controller';
 import { AgentCardKeys } from './cards/agent-card.keys';
@@ -74,7 +74,13 @@ export class IngressModule {
         },
         IngressPoolCloser,
         operations,
-        IngressConfigChanges,
+        {
+          provide: ConfigChanges,
+          useFactory: () =>
+            new ConfigChanges(config.POSTGRES_URL, 'a2a-ingress:config', (message) =>
+              Logger.warn(message, 'IngressConfigChanges'),
+            ),
+        },
         ApiKeyAuthenticator,
         BearerAuthenticator,
         A2aAudit,

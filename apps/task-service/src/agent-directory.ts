@@ -1,9 +1,8 @@
 import type { TaskServiceConfig } from '@lib/config';
 import type { LeasePolicy } from '@lib/task-domain';
-import { hashSecret } from '@lib/tenancy';
+import { ConfigChanges, hashSecret } from '@lib/tenancy';
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import type { Pool } from 'pg';
-import { TaskServiceConfigChanges } from './config-changes.provider';
 import { PG_POOL, TASK_SERVICE_CONFIG } from './tokens';
 
 export interface WorkerIdentity {
@@ -38,7 +37,7 @@ export class AgentDirectory {
   constructor(
     @Inject(PG_POOL) private readonly pool: Pool,
     @Inject(TASK_SERVICE_CONFIG) private readonly config: TaskServiceConfig,
-    changes: TaskServiceConfigChanges,
+    changes: ConfigChanges,
   ) {
     changes.subscribe(() => {
       this.credentials.clear();

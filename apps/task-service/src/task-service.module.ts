@@ -1,5 +1,6 @@
 import { loadConfig, postgresSchema, taskServiceSchema, type TaskServiceConfig } from '@lib/config';
 import { createPool } from '@lib/event-store';
+import { ConfigChanges } from '@lib/tenancy';
 import {
   Inject,
   Logger,
@@ -13,7 +14,6 @@ import { Clock, IdGenerator, RandomIds, SystemClock } from './clock';
 import { CancelTaskHandler } from './commands/cancel-task.handler';
 import { PushConfigHandler } from './commands/push-config.handler';
 import { SendMessageHandler } from './commands/send-message.handler';
-import { TaskServiceConfigChanges } from './config-changes.provider';
 import { Dispatcher } from './dispatch/dispatcher';
 import { LeaseSweeper } from './dispatch/lease-sweeper';
 import { WorkQueue } from './dispatch/work-queue';
@@ -72,7 +72,13 @@ export class TaskServiceModule {
         WorkQueue,
         TaskRepository,
         TaskViews,
-        TaskServiceConfigChanges,
+        {
+          provide: ConfigChanges,
+          useFactory: () =>
+            new ConfigChanges(config.POSTGRES_URL, 'a2a-task-service:config', (message) =>
+              Logger.warn(message, 'TaskServiceConfigChanges'),
+            ),
+        },
         AgentDirectory,
         WorkerAudit,
         SendMessageHandler,

@@ -27,11 +27,12 @@ export class ConfigChanges {
     return () => this.subscribers.delete(onChange);
   }
 
-  start(): Promise<void> {
+  /** Listens (Nest calls it when the module starts: the class is a provider of the apps as it is). */
+  onModuleInit(): Promise<void> {
     return this.listener.start();
   }
 
-  stop(): Promise<void> {
+  onModuleDestroy(): Promise<void> {
     return this.listener.stop();
   }
 

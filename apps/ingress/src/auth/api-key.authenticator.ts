@@ -1,5 +1,6 @@
 import { A2aError } from '@lib/a2a-protocol';
 import {
+  ConfigChanges,
   credentialIdOf,
   hashSecret,
   principalIdOf,
@@ -10,7 +11,6 @@ import {
 import { Inject, Injectable } from '@nestjs/common';
 import type { Pool } from 'pg';
 import { INGRESS_PG_POOL } from '../tokens';
-import { IngressConfigChanges } from './config-changes.provider';
 
 /** Header carrying the tenant API key; declared in every agent card's security schemes. */
 export const API_KEY_HEADER = 'X-API-Key';
@@ -45,7 +45,7 @@ export class ApiKeyAuthenticator {
 
   constructor(
     @Inject(INGRESS_PG_POOL) private readonly pool: Pool,
-    changes: IngressConfigChanges,
+    changes: ConfigChanges,
   ) {
     changes.subscribe(() => this.cache.clear());
   }

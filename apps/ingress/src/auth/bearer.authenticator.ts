@@ -1,5 +1,6 @@
 import { A2aError } from '@lib/a2a-protocol';
 import {
+  ConfigChanges,
   credentialIdOf,
   IssuerStore,
   JwtAuthenticator,
@@ -12,7 +13,6 @@ import { Inject, Injectable } from '@nestjs/common';
 import type { Pool } from 'pg';
 import { INGRESS_PG_POOL } from '../tokens';
 import type { Identity } from './api-key.authenticator';
-import { IngressConfigChanges } from './config-changes.provider';
 
 /** The token of an `Authorization: Bearer <token>` header (RFC 6750 §2.1), when there is one. */
 export function bearerOf(authorization: string | undefined): { bearer?: string } {
@@ -35,7 +35,7 @@ export class BearerAuthenticator {
   private readonly store: IssuerStore;
   private readonly issuers = new Map<TenantId, { issuers: IssuerRecord[]; until: number }>();
 
-  constructor(@Inject(INGRESS_PG_POOL) pool: Pool, changes: IngressConfigChanges) {
+  constructor(@Inject(INGRESS_PG_POOL) pool: Pool, changes: ConfigChanges) {
     // The ingress only reads issuers; their URLs were checked when the admin API stored them.
     this.store = new IssuerStore(pool, { allowInsecureLoopback: false });
     changes.subscribe(() => this.issuers.clear());

@@ -1,10 +1,9 @@
 import type { AgentExtension, AgentSkill } from '@lib/a2a-protocol';
 import type { IngressConfig } from '@lib/config';
 import { isTransientDatabaseError } from '@lib/event-store';
-import type { AgentId, AgentRef, TenantId } from '@lib/tenancy';
+import { ConfigChanges, type AgentId, type AgentRef, type TenantId } from '@lib/tenancy';
 import { Inject, Injectable } from '@nestjs/common';
 import type { Pool } from 'pg';
-import { IngressConfigChanges } from '../auth/config-changes.provider';
 import { routingTenant } from '../gateway/agent-route';
 import { INGRESS_CONFIG, INGRESS_PG_POOL } from '../tokens';
 
@@ -58,7 +57,7 @@ export class AgentRegistry {
   constructor(
     @Inject(INGRESS_PG_POOL) private readonly pool: Pool,
     @Inject(INGRESS_CONFIG) config: IngressConfig,
-    changes: IngressConfigChanges,
+    changes: ConfigChanges,
   ) {
     this.anonymous = new Set(config.ANONYMOUS_AGENTS);
     changes.subscribe(() => this.cache.clear());
