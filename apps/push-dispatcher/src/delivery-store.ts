@@ -28,6 +28,19 @@ export interface Lane {
   configId: string;
 }
 
+/** A lane's identity as a map key. */
+export function laneKey(lane: Lane): string {
+  return JSON.stringify([lane.tenantId, lane.taskId, lane.configId]);
+}
+
+/** A delivery {@link DeliveryStore.derive} inserted. */
+export interface DerivedDelivery {
+  deliveryId: string;
+  lane: Lane;
+  /** An older delivery of its lane was open: whoever settles that one goes on to this one. */
+  behind: boolean;
+}
+
 /** A delivery as the one who claimed it sends it: the body and the webhook's current settings. */
 export interface ClaimedDelivery {
   deliveryId: string;
@@ -57,6 +70,12 @@ export type Settlement =
   | { kind: 'delivered'; status: number }
   | { kind: 'retry'; at: Date; status: number | null; error: string }
   | { kind: 'dead'; status: number | null; error: string };
+
+/** The final outcome of a claimed attempt, as {@link DeliveryStore.settleAndClaimNextMany} records it. */
+export interface FinalOutcome {
+  delivery: ClaimedDelivery;
+  settlement: Extract<Settlement, { kind: 'delivered' | 'dead' }>;
+}
 
 /** The open head of a lane: the delivery that must be settled before the lane's next one is sent. */
 export interface OpenHead {
@@ -114,9 +133,17 @@ export class DeliveryStore {
 
   /**
    * Inserts a delivery of each event for every webhook of its task that applies to it (registered before the
-   * event, not removed before it). Events seen before insert nothing. Returns the deliveries inserted now.
+   * event, not removed before it). Events seen before insert nothing. Returns the deliveries inserted now,
+   * each `behind` an open delivery of its lane or not.
+   *
+   * A delivery behind an open one needs no lane run of its own: whoever settles that one goes on through the
+   * lane. To make sure they see the new delivery, the insert locks the open head of each lane it adds to
+   * (`FOR SHARE`, in (tenant, task, config) order as the claims do): a settle of that head waits for the
+   * insert's commit, and the settling run claims again with a statement of its own after a settle that found
+   * nothing next (its snapshot may predate the insert). A head settled before the lock no longer counts as
+   * open, and the delivery is then not behind.
    */
-  async derive(events: readonly FeedEvent[]): Promise<{ deliveryId: string; lane: Lane }[]> {
+  async derive(events: readonly FeedEvent[]): Promise<DerivedDelivery[]> {
     if (events.length === 0) {
       return [];
     }
@@ -140,14 +167,33 @@ export class DeliveryStore {
       const event = events[i - 1];
       return event ? [{ event, configId, id: deliveryId(event.eventId, configId) }] : [];
     });
-    const inserted = await this.pool.query<{ delivery_id: string }>({
+    const inserted = await this.pool.query<{ delivery_id: string; behind: boolean }>({
       name: 'deliveries.insert',
-      text: `INSERT INTO ops.push_deliveries
-               (delivery_id, tenant_id, task_id, config_id, generation, event_id, body)
-             SELECT * FROM unnest($1::uuid[], $2::text[], $3::text[], $4::text[], $5::integer[], $6::uuid[],
-                                  $7::text[])
-             ON CONFLICT DO NOTHING
-             RETURNING delivery_id`,
+      text: `WITH inserted AS (
+               INSERT INTO ops.push_deliveries
+                 (delivery_id, tenant_id, task_id, config_id, generation, event_id, body)
+               SELECT * FROM unnest($1::uuid[], $2::text[], $3::text[], $4::text[], $5::integer[], $6::uuid[],
+                                    $7::text[])
+               ON CONFLICT DO NOTHING
+               RETURNING delivery_id, tenant_id, task_id, config_id
+             ), behind AS (
+               SELECT r.tenant_id, r.task_id, r.config_id
+                 FROM (SELECT DISTINCT tenant_id, task_id, config_id FROM inserted
+                        ORDER BY tenant_id, task_id, config_id) r
+                CROSS JOIN LATERAL (
+                  SELECT 1
+                    FROM ops.push_deliveries d
+                   WHERE d.tenant_id = r.tenant_id AND d.task_id = r.task_id AND d.config_id = r.config_id
+                     AND d.state IN ('pending', 'sending')
+                   ORDER BY d.generation
+                   LIMIT 1
+                     FOR SHARE
+                ) h
+             )
+             SELECT i.delivery_id, b.task_id IS NOT NULL AS behind
+               FROM inserted i
+               LEFT JOIN behind b
+                 ON b.tenant_id = i.tenant_id AND b.task_id = i.task_id AND b.config_id = i.config_id`,
       values: [
         rows.map((r) => r.id),
         rows.map((r) => r.event.tenantId),
@@ -158,75 +204,96 @@ export class DeliveryStore {
         rows.map((r) => r.event.body),
       ],
     });
-    const fresh = new Set(inserted.rows.map((r) => r.delivery_id));
-    return rows
-      .filter((r) => fresh.has(r.id))
-      .map((r) => ({
-        deliveryId: r.id,
-        lane: { tenantId: r.event.tenantId, taskId: r.event.taskId, configId: r.configId },
-      }));
-  }
-
-  /**
-   * Claims the oldest open delivery of the lane when it is due (pending and past its backoff, or claimed by
-   * someone whose claim expired) for `claimMs`. Only the head is ever claimed: a later event waits until the
-   * earlier one is delivered or dead.
-   */
-  async claimHead(lane: Lane, claimMs: number): Promise<Claim> {
-    const result = await this.pool.query<ClaimRow>({
-      name: 'deliveries.claim-head',
-      text: `WITH ${HEAD_CLAIM} ${CLAIM_RESULT}`,
-      values: [lane.tenantId, lane.taskId, lane.configId, claimMs],
+    const fresh = new Map(inserted.rows.map((r) => [r.delivery_id, r.behind]));
+    return rows.flatMap((r) => {
+      const behind = fresh.get(r.id);
+      return behind === undefined
+        ? []
+        : [
+            {
+              deliveryId: r.id,
+              lane: { tenantId: r.event.tenantId, taskId: r.event.taskId, configId: r.configId },
+              behind,
+            },
+          ];
     });
-    return claimOf(lane, result.rows[0]);
   }
 
   /**
-   * Records a final outcome (delivered or dead) of a claimed attempt and, in the same statement, claims the
-   * lane's next delivery: one round trip per delivery while a lane has work. Nothing is claimed when the
-   * attempt's claim was superseded (the head is then someone else's); the result is then `later` or `empty`
-   * as {@link claimHead} would say.
+   * Claims, for each lane, its oldest open delivery when it is due (pending and past its backoff, or claimed
+   * by someone whose claim expired) for `claimMs`: one statement for all the lanes, one result per lane, in
+   * their order. Only a head is ever claimed: a later event waits until the earlier one is delivered or dead.
+   * The heads are locked (`FOR UPDATE`, never skipped) lane by lane in (tenant, task, config) order, the one
+   * order every statement of every replica takes them in, so concurrent statements wait for each other
+   * instead of deadlocking. A lane may appear once per call.
    */
-  async settleAndClaimNext(
-    delivery: ClaimedDelivery,
-    settlement: Extract<Settlement, { kind: 'delivered' | 'dead' }>,
-    claimMs: number,
-  ): Promise<{ settled: boolean; next: Claim }> {
-    const { lane } = delivery;
-    const result = await this.pool.query<Partial<ClaimRow> & { settled: boolean }>({
-      name: 'deliveries.settle-claim-next',
-      text: `WITH settled AS (
-               UPDATE ops.push_deliveries
-                  SET state = $7, claimed_until = NULL, last_status = $8, last_error = $9,
-                      finished_at = clock_timestamp()
-                WHERE delivery_id = $5 AND attempts = $6 AND state = 'sending'
-                RETURNING delivery_id
-             ), ${HEAD_CLAIM_OF(true)}
-             SELECT s.settled, head.delivery_id, head.state,
-                    coalesce(claimed.attempts, head.attempts) AS attempts, head.due,
-                    claimed.delivery_id IS NOT NULL AS claimed, claimed.generation, claimed.body,
-                    pc.url, pc.token, pc.authentication
-               FROM (SELECT EXISTS (SELECT 1 FROM settled) AS settled) s
-               LEFT JOIN head ON true
-               LEFT JOIN claimed ON claimed.delivery_id = head.delivery_id
-               LEFT JOIN ops.push_configs pc
-                 ON pc.tenant_id = $1 AND pc.task_id = $2 AND pc.config_id = $3`,
+  async claimHeads(lanes: readonly Lane[], claimMs: number): Promise<Claim[]> {
+    if (lanes.length === 0) {
+      return [];
+    }
+    assertDistinct(lanes);
+    const result = await this.pool.query<ClaimRow & { i: number }>({
+      name: 'deliveries.claim-heads',
+      text: CLAIM_HEADS,
       values: [
-        lane.tenantId,
-        lane.taskId,
-        lane.configId,
+        lanes.map((l) => l.tenantId),
+        lanes.map((l) => l.taskId),
+        lanes.map((l) => l.configId),
         claimMs,
-        delivery.deliveryId,
-        delivery.attempt,
-        settlement.kind,
-        settlement.status,
-        settlement.kind === 'dead' ? settlement.error.slice(0, 1_000) : null,
       ],
     });
-    const row = result.rows[0];
-    const settled = row?.settled === true;
-    const head = row?.delivery_id ? (row as ClaimRow) : undefined;
-    return { settled, next: settled ? claimOf(lane, head) : await this.claimHead(lane, claimMs) };
+    const rows = new Map(result.rows.map((row) => [row.i, row]));
+    return lanes.map((lane, index) => claimOf(lane, rows.get(index + 1)));
+  }
+
+  /**
+   * Records final outcomes (delivered or dead) of claimed attempts and, in the same statement, claims the
+   * next delivery of each lane whose outcome counted: one round trip for many lanes while they have work.
+   * An outcome counts only while its attempt's claim is the current one (same attempt, still `sending`);
+   * when it did not, nothing is claimed in that lane by this statement (its head is someone else's) and a
+   * second statement answers as {@link claimHeads} would. Locks are taken as in {@link claimHeads}, the
+   * settled delivery and then the lane's next head, lane by lane. A lane may appear once per call.
+   */
+  async settleAndClaimNextMany(
+    outcomes: readonly FinalOutcome[],
+    claimMs: number,
+  ): Promise<{ settled: boolean; next: Claim }[]> {
+    if (outcomes.length === 0) {
+      return [];
+    }
+    const lanes = outcomes.map((o) => o.delivery.lane);
+    assertDistinct(lanes);
+    const result = await this.pool.query<Partial<ClaimRow> & { i: number; settled: boolean }>({
+      name: 'deliveries.settle-and-claim-next',
+      text: SETTLE_AND_CLAIM_NEXT,
+      values: [
+        lanes.map((l) => l.tenantId),
+        lanes.map((l) => l.taskId),
+        lanes.map((l) => l.configId),
+        outcomes.map((o) => o.delivery.deliveryId),
+        outcomes.map((o) => o.delivery.attempt),
+        outcomes.map((o) => o.settlement.kind),
+        outcomes.map((o) => o.settlement.status),
+        outcomes.map((o) =>
+          o.settlement.kind === 'dead' ? o.settlement.error.slice(0, 1_000) : null,
+        ),
+        claimMs,
+      ],
+    });
+    const rows = new Map(result.rows.map((row) => [row.i, row]));
+    const answers = lanes.map((lane, index) => {
+      const row = rows.get(index + 1);
+      const settled = row?.settled === true;
+      const head = row?.delivery_id ? (row as ClaimRow) : undefined;
+      return { lane, settled, next: settled ? claimOf(lane, head) : null };
+    });
+    const superseded = answers.filter((a) => a.next === null).map((a) => a.lane);
+    const heads = await this.claimHeads(superseded, claimMs);
+    let k = 0;
+    return answers.map(({ settled, next }) => ({
+      settled,
+      next: next ?? heads[k++] ?? { kind: 'empty' },
+    }));
   }
 
   /**
@@ -351,39 +418,95 @@ function recordOf(row: DeliveryRow): DeliveryRecord {
 }
 
 /**
- * The claim of a lane's head ($1 tenant, $2 task, $3 config, $4 claim ms): the oldest open delivery, locked
- * (never skipped: a later one must not overtake it), claimed when it is due. With a `settled` CTE before it
- * (the settle of the attempt just made, $5 its delivery), that delivery is no longer open: all parts of one
- * statement see the same snapshot, so it is left out by id, and nothing is claimed unless the settle took.
+ * The head of a request's lane (`r`: tenant_id, task_id, config_id): its oldest open delivery, locked (never
+ * skipped: a later one must not overtake it), and when it is due. `exclude` leaves a delivery out by id: the
+ * one the same statement settles, which its snapshot still shows open.
  */
-const HEAD_CLAIM_OF = (afterSettle: boolean): string => `head AS (
-    SELECT delivery_id, state, attempts,
-           CASE state WHEN 'pending' THEN next_attempt_at ELSE claimed_until END AS due
-      FROM ops.push_deliveries
-     WHERE tenant_id = $1 AND task_id = $2 AND config_id = $3 AND state IN ('pending', 'sending')${
-       afterSettle ? ' AND delivery_id <> $5 AND EXISTS (SELECT 1 FROM settled)' : ''
-     }
-     ORDER BY generation
-     LIMIT 1
-       FOR UPDATE
+const HEAD_OF = (exclude = ''): string => `SELECT d.delivery_id, d.state, d.attempts,
+         CASE d.state WHEN 'pending' THEN d.next_attempt_at ELSE d.claimed_until END AS due
+    FROM ops.push_deliveries d
+   WHERE d.tenant_id = r.tenant_id AND d.task_id = r.task_id AND d.config_id = r.config_id
+     AND d.state IN ('pending', 'sending')${exclude ? ` AND d.delivery_id <> ${exclude}` : ''}
+   ORDER BY d.generation
+   LIMIT 1
+     FOR UPDATE`;
+
+/**
+ * {@link DeliveryStore.claimHeads}: $1–$3 the lanes' tenants, tasks and configs, $4 the claim's ms. `head`
+ * locks the heads in (tenant, task, config) order (a nested loop over the sorted requests takes them one lane
+ * after the other); `claimed` only updates rows `head` locked.
+ */
+const CLAIM_HEADS = `WITH req AS (
+    SELECT *
+      FROM unnest($1::text[], $2::text[], $3::text[]) WITH ORDINALITY AS r(tenant_id, task_id, config_id, i)
+  ), head AS (
+    SELECT r.i, h.delivery_id, h.state, h.attempts, h.due
+      FROM (SELECT * FROM req ORDER BY tenant_id, task_id, config_id) r
+     CROSS JOIN LATERAL (${HEAD_OF()}) h
   ), claimed AS (
     UPDATE ops.push_deliveries d
        SET state = 'sending', attempts = d.attempts + 1,
            claimed_until = clock_timestamp() + make_interval(secs => $4::integer / 1000.0)
       FROM head
      WHERE d.delivery_id = head.delivery_id AND head.due <= clock_timestamp()
-     RETURNING d.delivery_id, d.generation, d.attempts, d.body
-  )`;
-const HEAD_CLAIM = HEAD_CLAIM_OF(false);
-
-/** The head, whether it was claimed, and the webhook's current settings. */
-const CLAIM_RESULT = `SELECT head.delivery_id, head.state, coalesce(claimed.attempts, head.attempts) AS attempts,
-         head.due, claimed.delivery_id IS NOT NULL AS claimed, claimed.generation, claimed.body,
-         pc.url, pc.token, pc.authentication
+     RETURNING head.i, d.generation, d.attempts, d.body
+  )
+  SELECT head.i::integer AS i, head.delivery_id, head.state, coalesce(claimed.attempts, head.attempts) AS attempts, head.due,
+         claimed.i IS NOT NULL AS claimed, claimed.generation, claimed.body, pc.url, pc.token, pc.authentication
     FROM head
-    LEFT JOIN claimed ON claimed.delivery_id = head.delivery_id
+    JOIN req ON req.i = head.i
+    LEFT JOIN claimed ON claimed.i = head.i
     LEFT JOIN ops.push_configs pc
-      ON pc.tenant_id = $1 AND pc.task_id = $2 AND pc.config_id = $3`;
+      ON pc.tenant_id = req.tenant_id AND pc.task_id = req.task_id AND pc.config_id = req.config_id`;
+
+/**
+ * {@link DeliveryStore.settleAndClaimNextMany}: $1–$3 the lanes, $4 the settled deliveries, $5 their attempts
+ * (the fence), $6 the outcomes (`delivered`, `dead`), $7 the statuses, $8 the errors, $9 the claim's ms.
+ * `head` locks, lane by lane in (tenant, task, config) order, the settled delivery if its claim is still the
+ * attempt's (`settling`), then the lane's next head; `settled` and `claimed` only update rows `head` locked.
+ * All parts of one statement see one snapshot, in which the settled delivery is still open: it is left out
+ * of its lane's head by id, and a lane's head is claimed only if that lane's settle took.
+ */
+const SETTLE_AND_CLAIM_NEXT = `WITH req AS (
+    SELECT *
+      FROM unnest($1::text[], $2::text[], $3::text[], $4::uuid[], $5::integer[], $6::text[], $7::integer[],
+                  $8::text[])
+           WITH ORDINALITY AS r(tenant_id, task_id, config_id, settling, attempt, outcome, status, error, i)
+  ), head AS (
+    SELECT r.i, s.delivery_id AS settling, h.delivery_id, h.state, h.attempts, h.due
+      FROM (SELECT * FROM req ORDER BY tenant_id, task_id, config_id) r
+      LEFT JOIN LATERAL (
+        SELECT d.delivery_id
+          FROM ops.push_deliveries d
+         WHERE d.delivery_id = r.settling AND d.attempts = r.attempt AND d.state = 'sending'
+           FOR UPDATE
+      ) s ON true
+      LEFT JOIN LATERAL (${HEAD_OF('r.settling')}) h ON true
+  ), settled AS (
+    UPDATE ops.push_deliveries d
+       SET state = req.outcome, claimed_until = NULL, last_status = req.status, last_error = req.error,
+           finished_at = clock_timestamp()
+      FROM head
+      JOIN req ON req.i = head.i
+     WHERE d.delivery_id = head.settling AND d.attempts = req.attempt AND d.state = 'sending'
+     RETURNING req.i
+  ), claimed AS (
+    UPDATE ops.push_deliveries d
+       SET state = 'sending', attempts = d.attempts + 1,
+           claimed_until = clock_timestamp() + make_interval(secs => $9::integer / 1000.0)
+      FROM head
+     WHERE d.delivery_id = head.delivery_id AND head.due <= clock_timestamp()
+       AND head.i IN (SELECT i FROM settled)
+     RETURNING head.i, d.generation, d.attempts, d.body
+  )
+  SELECT head.i::integer AS i, head.i IN (SELECT i FROM settled) AS settled, head.delivery_id, head.state,
+         coalesce(claimed.attempts, head.attempts) AS attempts, head.due, claimed.i IS NOT NULL AS claimed,
+         claimed.generation, claimed.body, pc.url, pc.token, pc.authentication
+    FROM head
+    JOIN req ON req.i = head.i
+    LEFT JOIN claimed ON claimed.i = head.i
+    LEFT JOIN ops.push_configs pc
+      ON pc.tenant_id = req.tenant_id AND pc.task_id = req.task_id AND pc.config_id = req.config_id`;
 
 interface ClaimRow {
   delivery_id: string;
@@ -396,6 +519,13 @@ interface ClaimRow {
   url: string | null;
   token: string | null;
   authentication: { scheme: string; credentials?: string } | null;
+}
+
+/** Refuses a lane twice in one statement: both requests would take the same head as their own. */
+function assertDistinct(lanes: readonly Lane[]): void {
+  if (new Set(lanes.map(laneKey)).size !== lanes.length) {
+    throw new Error('a lane may appear once per statement');
+  }
 }
 
 function claimOf(lane: Lane, row: ClaimRow | undefined): Claim {

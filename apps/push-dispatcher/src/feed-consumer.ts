@@ -9,8 +9,9 @@ import {
 } from '@nestjs/common';
 import { Kafka, logLevel, type Consumer, type EachBatchPayload, type KafkaMessage } from 'kafkajs';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { DeliveryStore, type FeedEvent, type Lane } from './delivery-store';
+import { DeliveryStore, laneKey, type DerivedDelivery, type FeedEvent } from './delivery-store';
 import { attemptJobId, LaneQueue, type LaneRun } from './lane-queue';
+import { LaneRunner } from './lane-runner';
 import { PUSH_CONFIG } from './tokens';
 
 /** Records handled per statement pair (applicable configs, inserts). */
@@ -19,14 +20,15 @@ const CHUNK = 500;
 const COMMIT_INTERVAL_MS = 1_000;
 
 /**
- * One lane run per lane with new deliveries: a run goes on through its lane until it is empty, so one job
- * per lane is enough, named after one of the lane's new deliveries (its first attempt).
+ * One lane run per lane with new deliveries that are not behind an open one: a run goes on through its lane
+ * until it is empty, so one job per lane is enough, named after one of the lane's new deliveries (its first
+ * attempt); a lane whose head was open already goes on when that head is settled (DeliveryStore.derive).
  */
-export function lanesOf(derived: readonly { deliveryId: string; lane: Lane }[]): LaneRun[] {
+export function lanesOf(derived: readonly DerivedDelivery[]): LaneRun[] {
   const runs = new Map<string, LaneRun>();
-  for (const { deliveryId, lane } of derived) {
-    const key = JSON.stringify([lane.tenantId, lane.taskId, lane.configId]);
-    if (!runs.has(key)) {
+  for (const { deliveryId, lane, behind } of derived) {
+    const key = laneKey(lane);
+    if (!behind && !runs.has(key)) {
       runs.set(key, { lane, jobId: attemptJobId(deliveryId, 0) });
     }
   }
@@ -36,9 +38,11 @@ export function lanesOf(derived: readonly { deliveryId: string; lane: Lane }[]):
 /**
  * Derives deliveries from the task-event feed (`a2a.task-events.v1`, docs/asyncapi.yaml): for every record
  * whose event a stream showed (`streamResponse` not null), one row per webhook of its task that applies, in
- * `ops.push_deliveries`; then one lane job per new row; then, and only then, the partition's offset is
- * committed. A crash before the commit replays the batch, whose inserts are then no-ops: at least once into
- * Postgres, exactly once as rows. Redis being away delays the jobs to the reconciler, never the offsets.
+ * `ops.push_deliveries`; then one lane job per lane with new rows that are not behind an open one, unless
+ * this replica is driving the lane (its run is nudged instead); then, and only then, the partition's offset
+ * is committed. A crash before the commit replays the batch, whose inserts are then no-ops: at least once
+ * into Postgres, exactly once as rows. Redis being away delays the jobs to the reconciler, never the
+ * offsets.
  *
  * On kafkajs directly rather than Nest's Kafka transport: docs/adr/0010-push-notifications.md, "Evidence".
  */
@@ -52,6 +56,7 @@ export class FeedConsumer implements OnApplicationBootstrap, OnModuleDestroy {
     @Inject(PUSH_CONFIG) private readonly config: PushDispatcherConfig,
     private readonly store: DeliveryStore,
     private readonly lanes: LaneQueue,
+    private readonly runner: LaneRunner,
   ) {
     const kafka = new Kafka({
       clientId: 'a2a-push-dispatcher',
@@ -110,7 +115,8 @@ export class FeedConsumer implements OnApplicationBootstrap, OnModuleDestroy {
         }
         try {
           const derived = await this.store.derive(events);
-          await this.lanes.schedule(lanesOf(derived));
+          // A lane this replica is driving needs no job: its run is told to look again (rows committed).
+          await this.lanes.schedule(lanesOf(derived).filter((run) => !this.runner.nudge(run.lane)));
           break;
         } catch (error) {
           if (!isTransientDatabaseError(error)) {

@@ -50,14 +50,15 @@ describe('parseRecord', () => {
 });
 
 describe('lanesOf', () => {
-  it('schedules one run per lane, named after one of its new deliveries', () => {
+  it('schedules one run per lane, named after one of its new deliveries, none behind an open one', () => {
     const lane = (taskId: string, configId = 'c') => ({ tenantId: 'demo', taskId, configId });
     expect(
       lanesOf([
-        { deliveryId: 'd1', lane: lane('t1') },
-        { deliveryId: 'd2', lane: lane('t1') },
-        { deliveryId: 'd3', lane: lane('t2') },
-        { deliveryId: 'd4', lane: lane('t1', 'other') },
+        { deliveryId: 'd1', lane: lane('t1'), behind: false },
+        { deliveryId: 'd2', lane: lane('t1'), behind: false },
+        { deliveryId: 'd3', lane: lane('t2'), behind: false },
+        { deliveryId: 'd4', lane: lane('t1', 'other'), behind: false },
+        { deliveryId: 'd5', lane: lane('t3'), behind: true },
       ]),
     ).toStrictEqual([
       { lane: lane('t1'), jobId: 'a-d1-0' },

@@ -10,7 +10,16 @@ import {
 } from '@nestjs/common';
 import { Worker } from 'bullmq';
 import type { Redis } from 'ioredis';
-import { DeliveryStore, type ClaimedDelivery, type Lane, type Settlement } from './delivery-store';
+import { Batcher, type BatchLimits } from './batcher';
+import {
+  DeliveryStore,
+  laneKey,
+  type Claim,
+  type ClaimedDelivery,
+  type FinalOutcome,
+  type Lane,
+  type Settlement,
+} from './delivery-store';
 import {
   attemptJobId,
   headRun,
@@ -27,8 +36,16 @@ const DELIVERIES_PER_RUN = 100;
 const SETTLED_REMEMBERED = 100_000;
 /** The job of a delivery's first attempt, as the feed consumer schedules it (`attemptJobId(id, 0)`). */
 const FIRST_ATTEMPT_JOB = /^a-([0-9a-f-]{36})-0$/;
-/** Wait before a lane whose host is at its concurrency limit is tried again. */
+/**
+ * Wait before a lane whose host is at its concurrency limit is tried again; also the longest a run waits for
+ * a slot of a host that gives them back fast.
+ */
 const HOST_BUSY_DELAY_MS = 100;
+/**
+ * Claims (and settlements) per statement, and statements of each kind at once: two claim and two settle
+ * statements, the feed's inserts and the reconciler stay within the default pool of ten connections.
+ */
+const STATEMENTS: BatchLimits = { maxBatch: 200, maxInFlight: 2 };
 
 /** The headers of a delivery (docs/push.md): the signature and content headers are the sender's. */
 export function deliveryHeaders(delivery: ClaimedDelivery): Record<string, string> {
@@ -64,6 +81,10 @@ export class LaneRunner implements OnApplicationBootstrap, OnModuleDestroy {
   private readonly driving = new Map<string, { more: boolean }>();
   /** Deliveries this replica recently settled (delivered or dead), oldest first. */
   private readonly settled = new Set<string>();
+  /** The runs' claims of their lanes' heads, many lanes per statement. */
+  private readonly claims: Batcher<Lane, Claim>;
+  /** The runs' final outcomes with their lanes' next claims, many lanes per statement. */
+  private readonly settlements: Batcher<FinalOutcome, { settled: boolean; next: Claim }>;
   private worker: Worker<Lane> | null = null;
   private connection: Redis | null = null;
 
@@ -74,6 +95,12 @@ export class LaneRunner implements OnApplicationBootstrap, OnModuleDestroy {
     private readonly sender: WebhookSender,
   ) {
     this.limiter = new HostLimiter(config.PUSH_HOST_CONCURRENCY);
+    const claimMs = config.PUSH_CLAIM_TIMEOUT_MS;
+    this.claims = new Batcher((lanes) => store.claimHeads(lanes, claimMs), STATEMENTS);
+    this.settlements = new Batcher(
+      (outcomes) => store.settleAndClaimNextMany(outcomes, claimMs),
+      STATEMENTS,
+    );
   }
 
   onApplicationBootstrap(): void {
@@ -87,41 +114,63 @@ export class LaneRunner implements OnApplicationBootstrap, OnModuleDestroy {
   }
 
   /**
+   * Tells the run of the lane in progress in this replica, if there is one, that its lane got new deliveries
+   * (committed already): it looks again before it ends, or schedules the lane once more if it is on its way
+   * out. Returns whether there was such a run; without one, the caller must schedule the lane itself.
+   */
+  nudge(lane: Lane): boolean {
+    const running = this.driving.get(laneKey(lane));
+    if (running) {
+      running.more = true;
+    }
+    return running !== undefined;
+  }
+
+  /**
    * Drives one lane; never throws (a failure re-schedules the lane). A lane this replica is driving already
-   * is not claimed a second time: the job only tells the run in progress that its lane got new deliveries,
-   * and that run looks again before it ends (one process, so nothing can slip between the two).
+   * is not claimed a second time: the job only nudges the run in progress ({@link nudge}).
    */
   async run(lane: Lane, jobId: string): Promise<void> {
     // The first job of a delivery this replica has settled since: the run that settled it went on through
-    // the lane, and every later delivery has a job of its own. Nothing to claim.
+    // the lane, and every later delivery has a job of its own, was announced to a run, or is reached by the
+    // run that settles the one ahead of it. Nothing to claim.
     const first = FIRST_ATTEMPT_JOB.exec(jobId)?.[1];
     if (first !== undefined && this.settled.has(first)) {
       return;
     }
-    const key = JSON.stringify([lane.tenantId, lane.taskId, lane.configId]);
-    const running = this.driving.get(key);
-    if (running) {
-      running.more = true;
+    if (this.nudge(lane)) {
       return;
     }
+    const key = laneKey(lane);
     const state = { more: false };
     this.driving.set(key, state);
     try {
       await this.drive(lane, jobId, state);
     } finally {
+      // One synchronous step with the last look at `more`: a nudge either came before it and is seen here,
+      // or comes after and finds no run (its caller schedules the lane). A nudge after the run's last claim
+      // was submitted, when the run is on its way out (emptied, waiting, re-queued, failed), is a new job:
+      // the run's own next job, if it scheduled one, may have started before that delivery was committed.
       this.driving.delete(key);
+      if (state.more) {
+        await this.lanes.schedule([{ lane, jobId: `${jobId}-m${Date.now()}` }]);
+      }
     }
   }
 
   private async drive(lane: Lane, jobId: string, state: { more: boolean }): Promise<void> {
-    const claimMs = this.config.PUSH_CLAIM_TIMEOUT_MS;
+    // A nudge before a claim is submitted is for a delivery committed before the claim's statement starts,
+    // which therefore sees it: only a nudge after the submission asks for another look.
+    const claimHead = (): Promise<Claim> => {
+      state.more = false;
+      return this.claims.submit(lane);
+    };
     try {
-      let claim = await this.store.claimHead(lane, claimMs);
+      let claim = await claimHead();
       for (let sent = 1; ; sent++) {
         while (claim.kind === 'empty' && state.more) {
-          // A job of this lane came while it ran: its delivery may have been committed after the last claim.
-          state.more = false;
-          claim = await this.store.claimHead(lane, claimMs);
+          // The lane was nudged while it ran: its delivery may have been committed after the last claim.
+          claim = await claimHead();
         }
         if (claim.kind === 'empty') {
           return;
@@ -131,9 +180,10 @@ export class LaneRunner implements OnApplicationBootstrap, OnModuleDestroy {
           return;
         }
         const delivery = claim.delivery;
-        const release = this.limiter.tryAcquire(hostOf(delivery.url));
+        const release = await this.limiter.acquire(hostOf(delivery.url), HOST_BUSY_DELAY_MS);
         if (!release) {
-          // The host is busy: give the attempt back and come again shortly, without holding a slot.
+          // The host is busy, and no slot is expected soon: give the attempt back and come again shortly,
+          // without holding a worker slot.
           await this.store.unclaim(delivery);
           const at = new Date(Date.now() + HOST_BUSY_DELAY_MS * (1 + Math.random()));
           const retry = `${attemptJobId(delivery.deliveryId, delivery.attempt - 1)}-h${Date.now()}`;
@@ -177,12 +227,17 @@ export class LaneRunner implements OnApplicationBootstrap, OnModuleDestroy {
           await this.lanes.schedule([{ lane, jobId: `${jobId}-n${Date.now()}` }]);
           return;
         }
-        // The outcome and the lane's next claim in one round trip.
-        const outcome = await this.store.settleAndClaimNext(delivery, settlement, claimMs);
+        // The outcome and the lane's next claim in one round trip, shared with the other lanes settling.
+        state.more = false;
+        const outcome = await this.settlements.submit({ delivery, settlement });
         if (outcome.settled) {
           this.remember(delivery.deliveryId);
         }
-        claim = outcome.next;
+        // Nothing next after a settle that took: a delivery inserted behind this one while the settle waited
+        // for the insert's lock is newer than the statement's snapshot, and has no job of its own
+        // (DeliveryStore.derive). A claim of its own sees it. (A settle that did not take was answered by a
+        // claim of its own already.)
+        claim = outcome.settled && outcome.next.kind === 'empty' ? await claimHead() : outcome.next;
       }
     } catch (error) {
       if (!isTransientDatabaseError(error)) {
