@@ -26,7 +26,8 @@ export class TenantQuotas implements OnModuleDestroy {
   ) {
     this.redis = new Redis(config.REDIS_URL, {
       connectionName: 'a2a-ingress:quotas',
-      lazyConnect: true,
+      // Connected from the start: a counter asked while the connection is still being made would fail
+      // open, and a burst at that moment would pass unlimited.
       enableOfflineQueue: false,
       maxRetriesPerRequest: 1,
       retryStrategy: (times) => Math.min(2_000, 100 * 2 ** Math.min(times, 5)),
@@ -45,9 +46,6 @@ export class TenantQuotas implements OnModuleDestroy {
     }
     let count: number;
     try {
-      if (this.redis.status === 'wait') {
-        await this.redis.connect();
-      }
       count = await this.rates.hit(agent.tenantId);
       if (this.redisFailing) {
         this.redisFailing = false;
