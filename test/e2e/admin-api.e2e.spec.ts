@@ -26,6 +26,7 @@ import {
   rawUserMessage,
   request,
   rpcErrorOf,
+  rpcReasonOf,
   sentTask,
 } from './support/json-rpc';
 import { bootStandalone, type Standalone } from './support/platform';
@@ -92,8 +93,6 @@ const send = (key: string | null, tenant = 'globex', headers: Record<string, str
     apiKey: key,
     headers,
   });
-const reasonOf = (reply: Awaited<ReturnType<typeof rawRpc>>) =>
-  rpcErrorOf(reply).details.infos[0]?.reason;
 
 async function issueKey(body: Record<string, unknown>): Promise<string> {
   const issued = await admin('POST', '/admin/v1/tenants/globex/api-keys', body);
@@ -228,7 +227,7 @@ describe('credentials', () => {
       20,
     );
     expect(Date.now() - started).toBeLessThan(1_000);
-    expect(reasonOf(refused)).toBe('UNAUTHENTICATED');
+    expect(rpcReasonOf(refused)).toBe('UNAUTHENTICATED');
   });
 
   it('an expired key is refused', async () => {
@@ -248,7 +247,7 @@ describe('credentials', () => {
     const before = await eventCount('globex');
     const reply = await send(reader);
     expect(reply.status).toBe(403);
-    expect(reasonOf(reply)).toBe('PERMISSION_DENIED');
+    expect(rpcReasonOf(reply)).toBe('PERMISSION_DENIED');
     expect(await eventCount('globex')).toBe(before);
   });
 
@@ -264,12 +263,12 @@ describe('credentials', () => {
     });
     const get = (key: string) =>
       rawRpc(endpoint('globex'), request('GetTask', { id: task.id }), { apiKey: key });
-    expect(reasonOf(await get(own))).toBe('TASK_NOT_FOUND');
+    expect(rpcReasonOf(await get(own))).toBe('TASK_NOT_FOUND');
     expect((await get(all)).json.result).toMatchObject({ id: task.id });
     const cancel = await rawRpc(endpoint('globex'), request('CancelTask', { id: task.id }), {
       apiKey: all,
     });
-    expect(reasonOf(cancel)).toBe('TASK_NOT_FOUND');
+    expect(rpcReasonOf(cancel)).toBe('TASK_NOT_FOUND');
   });
 
   it('bad input answers 400 naming the fields and changes nothing', async () => {
@@ -316,7 +315,7 @@ describe('tenants', () => {
       1_000,
       20,
     );
-    expect(reasonOf(refused)).toBe('PERMISSION_DENIED');
+    expect(rpcReasonOf(refused)).toBe('PERMISSION_DENIED');
     const card = await fetch(`${platform.baseUrl}/agents/globex/echo/.well-known/agent-card.json`);
     expect(card.status).toBe(404);
     expect((await admin('POST', '/admin/v1/tenants/globex/resume')).body['status']).toBe('active');
@@ -346,7 +345,7 @@ describe('tenants', () => {
       (await admin('POST', '/admin/v1/tenants/globex/suspend', undefined, tenantAdmin)).status,
     ).toBe(403);
     // A tenant admin key is not a client key: it carries no A2A scope.
-    expect(reasonOf(await send(tenantAdmin))).toBe('PERMISSION_DENIED');
+    expect(rpcReasonOf(await send(tenantAdmin))).toBe('PERMISSION_DENIED');
     const none = await admin('GET', '/admin/v1/tenants', undefined, null);
     expect(none.status).toBe(401);
     expect(none.headers.get('www-authenticate')).toMatch(/^Bearer/);
@@ -427,7 +426,7 @@ describe('OIDC bearer tokens', () => {
     ).toBe(401);
     const noScope = await bearer(await token({ scope: 'unrelated' }));
     expect(noScope.status).toBe(403);
-    expect(reasonOf(noScope)).toBe('PERMISSION_DENIED');
+    expect(rpcReasonOf(noScope)).toBe('PERMISSION_DENIED');
   });
 });
 
@@ -592,7 +591,7 @@ describe('deleting a tenant', () => {
     );
     expect(Number(left.rows[0]?.n)).toBe(0);
     expect((await admin('GET', '/admin/v1/tenants/globex')).status).toBe(404);
-    expect(reasonOf(await send(aliceKey))).toBe('UNAUTHENTICATED');
+    expect(rpcReasonOf(await send(aliceKey))).toBe('UNAUTHENTICATED');
     // The audit trail outlives the tenant: the refused purges and the one that ran.
     const trail = await cli(['audit', 'query', 'globex', '--operation', 'admin.tenant.purge']);
     expect((trail.json['records'] as { outcome: string }[]).map((r) => r.outcome)).toEqual([

@@ -26,8 +26,8 @@
  * block: they start the caller's own task, in the owner's context even, and show nothing of the owner's.
  */
 import { A2A_JSON_RPC_METHODS, type A2aJsonRpcMethod } from '@lib/a2a-protocol';
-import { OPERATION_SCOPES, type Scope } from '@lib/authz';
-import { seedTenant, TENANT_KEY_SCOPES } from '@lib/tenancy';
+import { OPERATION_SCOPES, TENANT_SCOPES, type Scope } from '@lib/authz';
+import { seedTenant } from '@lib/tenancy';
 import { AGENT_PROFILES } from '@lib/worker-sdk';
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -288,7 +288,7 @@ function lackingScopes(method: A2aJsonRpcMethod): string[] {
   const allowed: readonly string[] = OPERATIONS[method].scopes;
   return allowed.length === 0
     ? ['tenant:admin']
-    : TENANT_KEY_SCOPES.filter((scope) => !allowed.includes(scope));
+    : TENANT_SCOPES.filter((scope) => !allowed.includes(scope));
 }
 
 // ---------------------------------------------------------------------------------------------------------
@@ -548,7 +548,7 @@ beforeAll(async () => {
         keyId: 'acme-victim',
         principalId: OWNER,
         secret: FOREIGN_KEY,
-        scopes: [...TENANT_KEY_SCOPES],
+        scopes: [...TENANT_SCOPES],
       },
     ],
     // The same agent id as the owner's: only the tenant differs. No worker serves it.

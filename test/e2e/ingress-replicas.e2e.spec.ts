@@ -28,7 +28,7 @@ import {
   rawRpc,
   rawUserMessage,
   request,
-  rpcErrorOf,
+  rpcReasonOf,
   sentTask,
 } from './support/json-rpc';
 
@@ -44,8 +44,6 @@ let tenant: TenantId;
 
 const call = (replica: string, method: string, params: unknown, key = KEY, agent = 'echo') =>
   rawRpc(jsonRpcUrl(replica, TENANT, agent), request(method, params), { apiKey: key });
-const reasonOf = (reply: Awaited<ReturnType<typeof rawRpc>>) =>
-  rpcErrorOf(reply).details.infos[0]?.reason;
 
 beforeAll(async () => {
   db = await createTestDatabase('e2e_ingress_replicas');
@@ -112,7 +110,7 @@ describe('quotas across two ingress replicas', () => {
     const refused = replies.filter((r) => r.status === 429);
     expect(accepted).toHaveLength(20);
     expect(refused).toHaveLength(40);
-    expect(reasonOf(refused[0]!)).toBe('QUOTA_EXCEEDED');
+    expect(rpcReasonOf(refused[0]!)).toBe('QUOTA_EXCEEDED');
     expect(refused[0]!.headers.get('retry-after')).toBe('1');
     // Both replicas refused some: each alone would have let 20 through.
     const refusedBy = new Set(
@@ -139,7 +137,7 @@ describe('quotas across two ingress replicas', () => {
         'interview',
       );
       expect(over.status).toBe(429);
-      expect(reasonOf(over)).toBe('QUOTA_EXCEEDED');
+      expect(rpcReasonOf(over)).toBe('QUOTA_EXCEEDED');
     }
     const going = await call(
       b,
@@ -169,7 +167,7 @@ describe('operator changes reach the other replica within a second', () => {
         1_000,
         20,
       );
-      expect(reasonOf(refused)).toBe('UNAUTHENTICATED');
+      expect(rpcReasonOf(refused)).toBe('UNAUTHENTICATED');
     }
     expect(Date.now() - revokedAt).toBeLessThan(1_000);
   });

@@ -5,6 +5,7 @@ import {
   type AuditEntry,
   type AuditOutcome,
 } from '@lib/audit';
+import { NEW_TENANT_ID } from '@lib/tenancy';
 import { Injectable, Logger } from '@nestjs/common';
 import type { AdminRequest } from './admin.guard';
 
@@ -54,9 +55,7 @@ function tenantOf(req: AdminRequest): string | null {
     return fromPath.slice(0, 128);
   }
   const created = (req.body as { tenantId?: unknown } | undefined)?.tenantId;
-  return req.method === 'POST' &&
-    typeof created === 'string' &&
-    /^[a-z0-9][a-z0-9-]{0,62}$/.test(created)
+  return req.method === 'POST' && typeof created === 'string' && NEW_TENANT_ID.test(created)
     ? created
     : null;
 }

@@ -1,3 +1,4 @@
+import { TENANT_SCOPES } from '@lib/authz';
 import type { AdminPermission } from './admin-route';
 
 /** An operation of the document: what the route-consistency test compares with the controllers. */
@@ -507,16 +508,7 @@ export const ADMIN_OPENAPI = {
           principalId: { type: 'string' },
           scopes: {
             type: 'array',
-            items: {
-              enum: [
-                'a2a:message:send',
-                'a2a:tasks:read',
-                'a2a:tasks:read-all',
-                'a2a:tasks:cancel',
-                'a2a:push-config',
-                'tenant:admin',
-              ],
-            },
+            items: { enum: [...TENANT_SCOPES] },
           },
           label: { type: 'string', maxLength: 256 },
           expiresAt: { type: 'string', format: 'date-time' },

@@ -1,7 +1,13 @@
 import type { AdminApiConfig } from '@lib/config';
-import { RequestRateCounter, TenantUsage, type TenantId, type TenantQuotas } from '@lib/tenancy';
+import {
+  quotaRedis,
+  RequestRateCounter,
+  TenantUsage,
+  type TenantId,
+  type TenantQuotas,
+} from '@lib/tenancy';
 import { Inject, Injectable, type OnModuleDestroy } from '@nestjs/common';
-import { Redis } from 'ioredis';
+import type { Redis } from 'ioredis';
 import type { Pool } from 'pg';
 import { ADMIN_CONFIG, ADMIN_PG_POOL } from './tokens';
 
@@ -23,13 +29,7 @@ export class TenantUsageReader implements OnModuleDestroy {
     @Inject(ADMIN_CONFIG) private readonly config: AdminApiConfig,
     @Inject(ADMIN_PG_POOL) pool: Pool,
   ) {
-    this.redis = new Redis(config.REDIS_URL, {
-      connectionName: 'a2a-admin:usage',
-      lazyConnect: true,
-      enableOfflineQueue: false,
-      maxRetriesPerRequest: 1,
-    });
-    this.redis.on('error', () => undefined);
+    this.redis = quotaRedis(config.REDIS_URL, 'a2a-admin:usage');
     this.rates = new RequestRateCounter(this.redis);
     this.usage = new TenantUsage(pool);
   }
@@ -38,9 +38,6 @@ export class TenantUsageReader implements OnModuleDestroy {
   async report(tenantId: TenantId, quotas: TenantQuotas): Promise<UsageReport> {
     let current: number | null;
     try {
-      if (this.redis.status === 'wait') {
-        await this.redis.connect();
-      }
       current = await this.rates.current(tenantId);
     } catch {
       current = null;

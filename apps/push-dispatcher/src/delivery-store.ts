@@ -235,12 +235,7 @@ export class DeliveryStore {
     const result = await this.pool.query<ClaimRow & { i: number }>({
       name: 'deliveries.claim-heads',
       text: CLAIM_HEADS,
-      values: [
-        lanes.map((l) => l.tenantId),
-        lanes.map((l) => l.taskId),
-        lanes.map((l) => l.configId),
-        claimMs,
-      ],
+      values: [...laneColumns(lanes), claimMs],
     });
     const rows = new Map(result.rows.map((row) => [row.i, row]));
     return lanes.map((lane, index) => claimOf(lane, rows.get(index + 1)));
@@ -267,9 +262,7 @@ export class DeliveryStore {
       name: 'deliveries.settle-and-claim-next',
       text: SETTLE_AND_CLAIM_NEXT,
       values: [
-        lanes.map((l) => l.tenantId),
-        lanes.map((l) => l.taskId),
-        lanes.map((l) => l.configId),
+        ...laneColumns(lanes),
         outcomes.map((o) => o.delivery.deliveryId),
         outcomes.map((o) => o.delivery.attempt),
         outcomes.map((o) => o.settlement.kind),
@@ -397,6 +390,11 @@ export class DeliveryStore {
     const row = result.rows[0];
     return row ? recordOf(row) : null;
   }
+}
+
+/** The lanes as the `$1` tenants, `$2` tasks and `$3` configs of a statement that unnests them together. */
+function laneColumns(lanes: readonly Lane[]): [string[], string[], string[]] {
+  return [lanes.map((l) => l.tenantId), lanes.map((l) => l.taskId), lanes.map((l) => l.configId)];
 }
 
 function recordOf(row: DeliveryRow): DeliveryRecord {

@@ -1,8 +1,8 @@
 /**
- * The scopes a credential can grant (API keys and OIDC tokens alike, after the issuer's scope mapping). A
- * registry: names are never renamed, only added.
+ * The scopes a tenant's credential can grant (API keys and OIDC tokens alike, after the issuer's scope
+ * mapping). A registry: names are never renamed, only added.
  */
-export const SCOPES = [
+export const TENANT_SCOPES = [
   /** SendMessage and SendStreamingMessage: start tasks and continue the principal's own. */
   'a2a:message:send',
   /** GetTask, ListTasks and SubscribeToTask on the principal's own tasks. */
@@ -15,20 +15,22 @@ export const SCOPES = [
   'a2a:push-config',
   /** The admin API within the credential's tenant: agents, keys, worker credentials, issuers, audit. */
   'tenant:admin',
-  /** The whole admin API: tenants too. Only platform-admin credentials carry it. */
-  'platform:admin',
 ] as const;
 
+/** Every scope: a tenant's, and `platform:admin` (the whole admin API), which only admin keys carry. */
+export const SCOPES = [...TENANT_SCOPES, 'platform:admin'] as const;
+
 export type Scope = (typeof SCOPES)[number];
+export type TenantScope = (typeof TENANT_SCOPES)[number];
 
 /** What a client key gets when its issuer names no scopes: everything a client does with its own tasks. */
-export const CLIENT_SCOPES: readonly Scope[] = [
+export const CLIENT_SCOPES: readonly TenantScope[] = [
   'a2a:message:send',
   'a2a:tasks:read',
   'a2a:tasks:cancel',
   'a2a:push-config',
 ];
 
-export function isScope(value: string): value is Scope {
-  return (SCOPES as readonly string[]).includes(value);
+export function isTenantScope(value: string): value is TenantScope {
+  return (TENANT_SCOPES as readonly string[]).includes(value);
 }

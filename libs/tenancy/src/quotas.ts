@@ -1,4 +1,4 @@
-import type { Redis } from 'ioredis';
+import { Redis } from 'ioredis';
 import type { Pool } from 'pg';
 import type { TenantId } from './ids';
 
@@ -9,6 +9,22 @@ const ACTIVE_STATES = [
   'TASK_STATE_INPUT_REQUIRED',
   'TASK_STATE_AUTH_REQUIRED',
 ];
+
+/**
+ * The Redis connection of the quota counters: made at once (a counter asked while it is still being made
+ * would find no connection and go uncounted), never queueing commands while Redis is away (their callers go
+ * on without a count), reconnecting with capped backoff, its errors left to the commands.
+ */
+export function quotaRedis(url: string, connectionName: string): Redis {
+  const redis = new Redis(url, {
+    connectionName,
+    enableOfflineQueue: false,
+    maxRetriesPerRequest: 1,
+    retryStrategy: (times) => Math.min(2_000, 100 * 2 ** Math.min(times, 5)),
+  });
+  redis.on('error', () => undefined);
+  return redis;
+}
 
 /**
  * Counts a tenant's requests per second in Redis, shared by every ingress replica: one key per tenant and

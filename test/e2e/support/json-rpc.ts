@@ -122,6 +122,11 @@ export function rpcErrorOf(reply: RpcReply): {
   };
 }
 
+/** The ErrorInfo reason of a JSON-RPC error response (undefined for a result). */
+export function rpcReasonOf(reply: RpcReply): string | undefined {
+  return rpcErrorOf(reply).details.infos[0]?.reason;
+}
+
 export interface ExpectedError extends ExpectedDetails {
   code: number;
   /** HTTP status of the envelope; 200 unless given. */

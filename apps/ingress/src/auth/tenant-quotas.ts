@@ -1,7 +1,7 @@
 import { A2aError, isPlainObject, type A2aJsonRpcMethod } from '@lib/a2a-protocol';
-import { RequestRateCounter, TenantUsage, type AgentRef } from '@lib/tenancy';
+import { quotaRedis, RequestRateCounter, TenantUsage } from '@lib/tenancy';
 import { Inject, Injectable, Logger, type OnModuleDestroy } from '@nestjs/common';
-import { Redis } from 'ioredis';
+import type { Redis } from 'ioredis';
 import type { Pool } from 'pg';
 import type { HostedAgent } from '../cards/agent-registry';
 import { INGRESS_CONFIG, INGRESS_PG_POOL, type IngressModuleConfig } from '../tokens';
@@ -24,15 +24,7 @@ export class TenantQuotas implements OnModuleDestroy {
     @Inject(INGRESS_CONFIG) private readonly config: IngressModuleConfig,
     @Inject(INGRESS_PG_POOL) pool: Pool,
   ) {
-    this.redis = new Redis(config.REDIS_URL, {
-      connectionName: 'a2a-ingress:quotas',
-      // Connected from the start: a counter asked while the connection is still being made would fail
-      // open, and a burst at that moment would pass unlimited.
-      enableOfflineQueue: false,
-      maxRetriesPerRequest: 1,
-      retryStrategy: (times) => Math.min(2_000, 100 * 2 ** Math.min(times, 5)),
-    });
-    this.redis.on('error', () => undefined);
+    this.redis = quotaRedis(config.REDIS_URL, 'a2a-ingress:quotas');
     this.rates = new RequestRateCounter(this.redis);
     this.usage = new TenantUsage(pool);
   }
@@ -64,12 +56,7 @@ export class TenantQuotas implements OnModuleDestroy {
   }
 
   /** Refuses a message that would start a task while the tenant has its maximum of active tasks. */
-  async admitNewTask(
-    agent: HostedAgent,
-    ref: AgentRef,
-    method: A2aJsonRpcMethod,
-    params: unknown,
-  ): Promise<void> {
+  async admitNewTask(agent: HostedAgent, method: A2aJsonRpcMethod, params: unknown): Promise<void> {
     const limit =
       agent.quotas.maxActiveTasks ?? this.config.TENANT_DEFAULT_MAX_ACTIVE_TASKS ?? null;
     if (limit === null || (method !== 'SendMessage' && method !== 'SendStreamingMessage')) {
@@ -83,10 +70,10 @@ export class TenantQuotas implements OnModuleDestroy {
     ) {
       return;
     }
-    const active = await this.usage.activeTasks(ref.tenantId);
+    const active = await this.usage.activeTasks(agent.tenantId);
     if (active >= limit) {
       throw quotaExceeded(
-        `tenant ${ref.tenantId} has ${active} active tasks, its maximum is ${limit}`,
+        `tenant ${agent.tenantId} has ${active} active tasks, its maximum is ${limit}`,
         5,
       );
     }

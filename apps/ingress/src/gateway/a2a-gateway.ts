@@ -236,7 +236,7 @@ export class A2aGateway {
   async call(session: A2aSession, method: UnaryMethod, params: unknown): Promise<unknown> {
     try {
       authorizeOperation(session.ctx, method);
-      await this.quotas.admitNewTask(session.agent, session.ctx, method, params);
+      await this.quotas.admitNewTask(session.agent, method, params);
       const result = await this.dispatch(session, method, params);
       await this.audit.operation(session.ctx, method, params, { result });
       return result;
@@ -290,7 +290,7 @@ export class A2aGateway {
   ): Promise<OpenedStream> {
     try {
       authorizeOperation(session.ctx, method);
-      await this.quotas.admitNewTask(session.agent, session.ctx, method, params);
+      await this.quotas.admitNewTask(session.agent, method, params);
       const opened = await this.openStream(session, method, params, lastEventIdHeader);
       const first = opened.first?.response;
       await this.audit.operation(session.ctx, method, params, { result: first });

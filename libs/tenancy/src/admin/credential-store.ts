@@ -1,3 +1,4 @@
+import { CLIENT_SCOPES, TENANT_SCOPES } from '@lib/authz';
 import { randomBytes } from 'node:crypto';
 import type { Pool } from 'pg';
 import { z } from 'zod';
@@ -15,24 +16,6 @@ import {
 import { hashSecret } from '../secrets';
 import { isForeignKeyViolation, NotFound, parseInput } from './admin-errors';
 
-/** Scopes a tenant's API key may carry (libs/authz names them; `platform:admin` is never a tenant's). */
-export const TENANT_KEY_SCOPES = [
-  'a2a:message:send',
-  'a2a:tasks:read',
-  'a2a:tasks:read-all',
-  'a2a:tasks:cancel',
-  'a2a:push-config',
-  'tenant:admin',
-] as const;
-
-/** What a key gets when the request names no scopes: a client's use of its own tasks. */
-const DEFAULT_KEY_SCOPES = [
-  'a2a:message:send',
-  'a2a:tasks:read',
-  'a2a:tasks:cancel',
-  'a2a:push-config',
-] as const;
-
 export const issueApiKeySchema = z
   .object({
     principalId: z
@@ -41,10 +24,10 @@ export const issueApiKeySchema = z
       .regex(/^[^\s\u0000-\u001f\u007f]{1,256}$/, 'no white space or control characters, 1 to 256')
       .refine((id) => !id.includes(':'), 'must not contain ":" (reserved for OIDC principals)'),
     scopes: z
-      .array(z.enum(TENANT_KEY_SCOPES))
+      .array(z.enum(TENANT_SCOPES))
       .min(1)
       .max(16)
-      .default([...DEFAULT_KEY_SCOPES]),
+      .default([...CLIENT_SCOPES]),
     label: z.string().max(256).default(''),
     expiresAt: z
       .string()

@@ -1,8 +1,8 @@
+import { isTenantScope, TENANT_SCOPES } from '@lib/authz';
 import type { Pool } from 'pg';
 import { isId, tenantIdOf, type TenantId } from '../ids';
 import { validateOidcIssuer, type OidcIssuer } from '../oidc';
 import { InvalidInput, isForeignKeyViolation, NotFound } from './admin-errors';
-import { TENANT_KEY_SCOPES } from './credential-store';
 
 /** An OIDC issuer a tenant trusts, under the id the tenant gave it. */
 export interface IssuerRecord extends OidcIssuer {
@@ -57,10 +57,10 @@ export class IssuerStore {
     const issuer = checked.issuer;
     const unknown = Object.entries(issuer.scopeMap).flatMap(([external, scopes]) =>
       scopes
-        .filter((scope) => !(TENANT_KEY_SCOPES as readonly string[]).includes(scope))
+        .filter((scope) => !isTenantScope(scope))
         .map((scope) => ({
           field: `scopeMap.${external}`,
-          description: `${scope} is not a scope a tenant can grant (${TENANT_KEY_SCOPES.join(', ')})`,
+          description: `${scope} is not a scope a tenant can grant (${TENANT_SCOPES.join(', ')})`,
         })),
     );
     if (unknown.length > 0) {
