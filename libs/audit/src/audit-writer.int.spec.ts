@@ -138,6 +138,39 @@ describe('AuditWriter (Postgres)', () => {
     expect(await count('coalesce')).toBe(101);
   });
 
+  it('sends one statement per flush on chain ends it knows, a second one for a head another writer moved', async () => {
+    const statements: string[] = [];
+    const counted = createPool(db.url, { max: 2 });
+    counted.on('connect', (client) => {
+      const query = client.query.bind(client) as (...args: unknown[]) => unknown;
+      (client as { query: unknown }).query = (...args: unknown[]) => {
+        statements.push(String(typeof args[0] === 'string' ? args[0] : ''));
+        return query(...args);
+      };
+    });
+    const writer = new AuditWriter(counted);
+    const other = new AuditWriter(db.pool);
+    await other.record(anEntry('round-trips'));
+
+    // First sight of a chain another writer started: the guess (no records yet) is refused, then written.
+    await writer.record(anEntry('round-trips'));
+    expect(statements.filter((s) => s.includes('audit.append_records'))).toHaveLength(2);
+
+    statements.length = 0;
+    await Promise.all(Array.from({ length: 20 }, () => writer.record(anEntry('round-trips'))));
+    expect(statements).toHaveLength(1);
+
+    await other.record(anEntry('round-trips'));
+    statements.length = 0;
+    await writer.record(anEntry('round-trips'));
+    expect(statements).toHaveLength(2);
+
+    expect(await log.verify('round-trips')).toMatchObject({ ok: true, records: 24 });
+    await writer.close();
+    await other.close();
+    await counted.end();
+  });
+
   it('rejects only the invalid entry; the others of its batch are written', async () => {
     const writer = new AuditWriter(db.pool);
     const outcomes = await Promise.allSettled([

@@ -1,5 +1,4 @@
-import { withTransaction } from '@lib/event-store';
-import type { Pool, PoolClient } from 'pg';
+import type { Pool } from 'pg';
 import { v7 as uuidv7 } from 'uuid';
 import {
   chainHash,
@@ -15,6 +14,8 @@ export interface AuditWriterOptions {
   maxBatch?: number;
   /** Record ids. Default: UUIDv7, time-ordered, so the unique index grows at its right edge. */
   newRecordId?: () => string;
+  /** Chain ends remembered (the tenants written to most recently). Default: 10,000. */
+  maxKnownHeads?: number;
 }
 
 /** What the writer has done since it was made: for metrics, and for tests to see batching happen. */
@@ -38,47 +39,35 @@ interface Head {
   hash: string;
 }
 
-/** Postgres types of `audit.records`' columns, in the order of the insert below. */
-const RECORD_COLUMN_TYPES = [
-  'text',
-  'bigint',
-  'uuid',
-  'timestamptz',
-  'text',
-  'text',
-  'text',
-  'text',
-  'text',
-  'text',
-  'text',
-  'text',
-  'text',
-  'bytea',
-  'bytea',
-];
+/** The end of a chain with no record yet. */
+const GENESIS: Head = { seq: 0, hash: GENESIS_HASH };
 
-/** New records and the chain heads that now end at them, in one statement. */
-const APPEND = `
-WITH appended AS (
-  INSERT INTO audit.records (tenant_id, seq, record_id, occurred_at, principal_id, credential_id,
-                             source_address, operation, binding, resource, outcome, reason, trace_id,
-                             prev_hash, hash)
-  SELECT * FROM unnest(${RECORD_COLUMN_TYPES.map((type, i) => `$${i + 1}::${type}[]`).join(', ')})
-)
-UPDATE audit.chain_heads h SET seq = v.seq, hash = v.hash
-  FROM unnest($16::text[], $17::bigint[], $18::bytea[]) AS v (tenant_id, seq, hash)
- WHERE h.tenant_id = v.tenant_id`;
+/**
+ * Records and the chain heads that now end at them, in one statement (`audit.append_records`): written only if
+ * every head is where the writer expected it; otherwise nothing is written and the heads that moved come back.
+ */
+const APPEND = `SELECT moved_tenant, moved_seq, moved_hash
+  FROM audit.append_records(${Array.from({ length: 20 }, (_, i) => `$${i + 1}`).join(', ')})`;
+
+/** Flushes that found a head moved by another writer before this one gives up (and rejects its callers). */
+const MAX_ATTEMPTS = 16;
 
 /**
  * The write side of the audit log, with group commit: entries recorded while a flush commits are written
- * together by the next one (at most `maxBatch`), so the log costs one transaction per batch, not per call.
- * A flush locks its tenants' chain heads in tenant order, numbers and hashes the records in memory and inserts
- * them with one statement; writers in other processes on the same database wait for the heads they share, so
- * every tenant keeps one gap-free chain. Within one writer, a tenant's records are chained in call order.
+ * together by the next one (at most `maxBatch`), so the log costs one statement per batch, not per call.
+ * The writer remembers where each tenant's chain ended after its last flush, numbers and hashes the batch on
+ * those heads in memory and sends records and new heads in one statement, which locks the heads in tenant
+ * order and writes only if none moved. A head another writer moved (a second replica, a purge) comes back
+ * instead, and the batch is hashed again on it; so writers in several processes keep one gap-free chain per
+ * tenant, and a writer pays a second round trip only for a tenant it has not seen or that another one wrote
+ * to since. Within one writer, a tenant's records are chained in call order.
  */
 export class AuditWriter {
   private readonly maxBatch: number;
   private readonly newRecordId: () => string;
+  private readonly maxKnownHeads: number;
+  /** Where chains ended when this writer last wrote or saw them, least recently used first. */
+  private readonly heads = new Map<string, Head>();
   private queue: Pending[] = [];
   /** The flush loop, while it runs; it stops when the queue is empty. */
   private draining: Promise<void> | undefined;
@@ -94,6 +83,10 @@ export class AuditWriter {
       throw new RangeError(`maxBatch must be a positive integer, not ${this.maxBatch}`);
     }
     this.newRecordId = options.newRecordId ?? uuidv7;
+    this.maxKnownHeads = options.maxKnownHeads ?? 10_000;
+    if (!Number.isSafeInteger(this.maxKnownHeads) || this.maxKnownHeads < 1) {
+      throw new RangeError(`maxKnownHeads must be a positive integer, not ${this.maxKnownHeads}`);
+    }
   }
 
   /**
@@ -139,7 +132,7 @@ export class AuditWriter {
 
   private async flush(batch: Pending[]): Promise<void> {
     try {
-      await withTransaction(this.pool, (client) => this.append(client, batch));
+      await this.append(batch);
     } catch (error) {
       this.counts.failedFlushes += 1;
       for (const pending of batch) {
@@ -154,33 +147,50 @@ export class AuditWriter {
     }
   }
 
-  private async append(client: PoolClient, batch: Pending[]): Promise<void> {
-    const tenants = [...new Set(batch.map(({ entry }) => entry.tenantId))];
-    // Heads are created and locked in one order (the database's) by every writer: no deadlock between them.
-    await client.query(
-      `INSERT INTO audit.chain_heads (tenant_id, seq, hash)
-       SELECT t, 0, $2 FROM unnest($1::text[]) AS t ORDER BY t
-       ON CONFLICT (tenant_id) DO NOTHING`,
-      [tenants, Buffer.from(GENESIS_HASH, 'hex')],
-    );
-    const locked = await client.query<{ tenant_id: string; seq: string; hash: Buffer }>(
-      `SELECT tenant_id, seq, hash FROM audit.chain_heads
-        WHERE tenant_id = ANY($1::text[]) ORDER BY tenant_id FOR UPDATE`,
-      [tenants],
-    );
-    const heads = new Map<string, Head>(
-      locked.rows.map((row) => [
-        row.tenant_id,
-        { seq: Number(row.seq), hash: row.hash.toString('hex') },
-      ]),
-    );
-    const rows: unknown[][] = [];
-    for (const { entry } of batch) {
-      const head = heads.get(entry.tenantId);
-      if (head === undefined) {
-        // Only a purge committing right now removes a head between the insert and the lock.
-        throw new Error(`audit chain head of tenant ${entry.tenantId} vanished during a flush`);
+  /** Writes the batch in one statement, again on the heads that moved until none did. */
+  private async append(batch: Pending[]): Promise<void> {
+    const tenants = [...new Set(batch.map(({ entry }) => entry.tenantId))].sort();
+    for (let attempt = 1; ; attempt += 1) {
+      const expected = tenants.map((tenantId) => this.heads.get(tenantId) ?? GENESIS);
+      const { params, after } = this.chained(batch, tenants, expected);
+      const { rows } = await this.pool.query<{
+        moved_tenant: string;
+        moved_seq: string;
+        moved_hash: Buffer;
+      }>(APPEND, params);
+      if (rows.length === 0) {
+        tenants.forEach((tenantId, i) => this.remember(tenantId, after[i] ?? GENESIS));
+        return;
       }
+      for (const row of rows) {
+        this.remember(row.moved_tenant, {
+          seq: Number(row.moved_seq),
+          hash: row.moved_hash.toString('hex'),
+        });
+      }
+      if (attempt === MAX_ATTEMPTS) {
+        throw new Error(
+          `audit chain heads moved by other writers in ${MAX_ATTEMPTS} flushes in a row: ${rows
+            .map((row) => row.moved_tenant)
+            .join(', ')}`,
+        );
+      }
+    }
+  }
+
+  /**
+   * The statement's parameters: the batch numbered and hashed on `expected` (one head per tenant of
+   * `tenants`), and the heads it ends at.
+   */
+  private chained(
+    batch: Pending[],
+    tenants: string[],
+    expected: Head[],
+  ): { params: unknown[]; after: Head[] } {
+    const ends = new Map(tenants.map((tenantId, i) => [tenantId, { ...(expected[i] ?? GENESIS) }]));
+    const columns: unknown[][] = Array.from({ length: 15 }, () => []);
+    for (const { entry } of batch) {
+      const head = ends.get(entry.tenantId) ?? { ...GENESIS };
       const fields: ChainedFields = {
         ...entry,
         seq: head.seq + 1,
@@ -188,7 +198,7 @@ export class AuditWriter {
         occurredAt: entry.occurredAt.toISOString(),
       };
       const hash = chainHash(head.hash, fields);
-      rows.push([
+      const row = [
         fields.tenantId,
         fields.seq,
         fields.recordId,
@@ -204,17 +214,34 @@ export class AuditWriter {
         fields.traceId,
         Buffer.from(head.hash, 'hex'),
         Buffer.from(hash, 'hex'),
-      ]);
+      ];
+      row.forEach((value, i) => columns[i]?.push(value));
       head.seq = fields.seq;
       head.hash = hash;
     }
-    const columns = RECORD_COLUMN_TYPES.map((_, i) => rows.map((row) => row[i]));
-    const moved = [...heads];
-    await client.query(APPEND, [
-      ...columns,
-      moved.map(([tenantId]) => tenantId),
-      moved.map(([, head]) => head.seq),
-      moved.map(([, head]) => Buffer.from(head.hash, 'hex')),
-    ]);
+    const after = tenants.map((tenantId) => ends.get(tenantId) ?? GENESIS);
+    return {
+      params: [
+        tenants,
+        expected.map((head) => head.seq),
+        expected.map((head) => Buffer.from(head.hash, 'hex')),
+        after.map((head) => head.seq),
+        after.map((head) => Buffer.from(head.hash, 'hex')),
+        ...columns,
+      ],
+      after,
+    };
+  }
+
+  /** Notes where a tenant's chain ends, forgetting the least recently used head beyond the bound. */
+  private remember(tenantId: string, head: Head): void {
+    this.heads.delete(tenantId);
+    this.heads.set(tenantId, head);
+    if (this.heads.size > this.maxKnownHeads) {
+      const oldest = this.heads.keys().next();
+      if (!oldest.done) {
+        this.heads.delete(oldest.value);
+      }
+    }
   }
 }
