@@ -24,7 +24,7 @@ import {
 } from '@a2a-js/sdk/client';
 import type { StreamResponse, Task as WireTask } from '@lib/a2a-protocol';
 import { foldTask, toStreamResponse, type TaskEvent } from '@lib/task-domain';
-import { seedTenant } from '@lib/tenancy';
+import { seedTenant, tenantIdOf } from '@lib/tenancy';
 import {
   createTestDatabase,
   startAgentWorker,
@@ -617,7 +617,12 @@ describe('streams on the standalone platform', () => {
         try {
           const probePid = (await probe.query<{ pid: number }>('SELECT pg_backend_pid() AS pid'))
             .rows[0]?.pid;
-          await new TaskLogReader(probe).eventsAfter('demo', `task:demo:${task.id}`, 0, 1);
+          await new TaskLogReader(probe).eventsAfter(
+            tenantIdOf('demo'),
+            `task:demo:${task.id}`,
+            0,
+            1,
+          );
           while (Date.now() - startedAfter.getTime() < WINDOW_MS) {
             const rows = await pool().query<{ pid: number; started: string }>(
               `SELECT pid, query_start::text AS started FROM pg_stat_activity

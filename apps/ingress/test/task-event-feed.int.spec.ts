@@ -25,6 +25,7 @@ import {
   type TaskEvent,
   type TaskRef,
 } from '@lib/task-domain';
+import { taskIdOf, tenantIdOf, type TaskRef as TenantTaskRef } from '@lib/tenancy';
 import { createTestDatabase, type TestDatabase } from '@lib/testing';
 import type { Request, Response } from 'express';
 import { randomUUID } from 'node:crypto';
@@ -37,6 +38,7 @@ import { LocalCommits, type LocalCommitListener } from '../src/streaming/local-c
 import { writeSse } from '../src/streaming/sse-writer';
 import {
   TaskEventFeed,
+  type FollowedTask,
   type StreamItem,
   type TaskSubscription,
 } from '../src/streaming/task-event-feed';
@@ -121,6 +123,15 @@ class TaskLog {
 
   get streamId(): string {
     return taskStreamId(this.tenant, this.ref.taskId);
+  }
+
+  /** The task as a subscription follows it. */
+  get task(): FollowedTask {
+    return {
+      tenantId: tenantIdOf(this.tenant),
+      taskId: taskIdOf(this.ref.taskId),
+      contextId: this.ref.contextId,
+    };
   }
 
   /**
@@ -293,7 +304,7 @@ describe('TaskEventFeed against real Postgres', () => {
     await log.append([status('TASK_STATE_WORKING', 'step 1/3')]);
     await log.append([chunk('3', false)]);
     await log.append([status('TASK_STATE_WORKING', 'step 2/3'), chunk('2', true)]);
-    const subscription = feed.subscribe(TENANT, log.ref, 3);
+    const subscription = feed.subscribe(log.task, 3);
     const caughtUp = await takeAtLeast(subscription, 3);
     expect(caughtUp).toEqual(await log.expectedAfter(3));
     expect(caughtUp.map((i) => i.id)).toStrictEqual([4, 5, 6]);
@@ -312,7 +323,7 @@ describe('TaskEventFeed against real Postgres', () => {
     const log = await startedLog();
     await log.append([status('TASK_STATE_WORKING')]);
     await log.append([status('TASK_STATE_FAILED', 'boom')]);
-    const items = await drain(feed.subscribe(TENANT, log.ref, 0));
+    const items = await drain(feed.subscribe(log.task, 0));
     expect(items).toEqual(await log.expectedAfter(0));
     expect(items.map((i) => i.id)).toStrictEqual([1, 3, 4]);
     expect('task' in items[0]!.response).toBe(true);
@@ -322,7 +333,7 @@ describe('TaskEventFeed against real Postgres', () => {
     const before = feed.size;
     for (const end of ['TASK_STATE_CANCELED', 'TASK_STATE_INPUT_REQUIRED'] as const) {
       const log = await startedLog();
-      const subscription = feed.subscribe(TENANT, log.ref, 2);
+      const subscription = feed.subscribe(log.task, 2);
       expect(feed.size).toBe(before + 1);
       await log.append([status('TASK_STATE_WORKING')]);
       await log.append([status(end, 'stop here')]);
@@ -336,8 +347,8 @@ describe('TaskEventFeed against real Postgres', () => {
 
   it('§10.6 a "terminal" subscription (SubscribeToTask) stays open through INPUT_REQUIRED and AUTH_REQUIRED and ends at the terminal status, while a "turn" subscription of the same task ends at INPUT_REQUIRED', async () => {
     const log = await startedLog();
-    const turn = feed.subscribe(TENANT, log.ref, 2, 'turn');
-    const follower = feed.subscribe(TENANT, log.ref, 2, 'terminal');
+    const turn = feed.subscribe(log.task, 2, 'turn');
+    const follower = feed.subscribe(log.task, 2, 'terminal');
     const fromTurn = drain(turn);
     const fromFollower = drain(follower);
     await log.append([status('TASK_STATE_INPUT_REQUIRED', 'your name?')]);
@@ -360,8 +371,8 @@ describe('TaskEventFeed against real Postgres', () => {
     const mine = await startedLog(new TaskLog(TENANT, ref));
     const theirs = await startedLog(new TaskLog('other-tenant', ref));
     const before = feed.tasks;
-    const subscription = feed.subscribe(TENANT, ref, 2);
-    const other = feed.subscribe('other-tenant', ref, 2);
+    const subscription = feed.subscribe(mine.task, 2);
+    const other = feed.subscribe(theirs.task, 2);
     expect(feed.tasks).toBe(before + 2);
     const reading = drain(subscription);
     const otherReading = drain(other);
@@ -380,8 +391,8 @@ describe('TaskEventFeed against real Postgres', () => {
 
   it('§10.6 two subscribers on one task each get every event, in the same order', async () => {
     const log = await startedLog();
-    const a = feed.subscribe(TENANT, log.ref, 2);
-    const b = feed.subscribe(TENANT, log.ref, 2);
+    const a = feed.subscribe(log.task, 2);
+    const b = feed.subscribe(log.task, 2);
     const reading = Promise.all([drain(a), drain(b)]);
     for (let step = 5; step >= 1; step--) {
       await log.append([status('TASK_STATE_WORKING', `step ${6 - step}/5`)]);
@@ -394,15 +405,15 @@ describe('TaskEventFeed against real Postgres', () => {
     expect(fromA).toEqual(expected);
     expect(fromB).toEqual(expected);
     // Closing one subscriber affects no other.
-    const c = feed.subscribe(TENANT, log.ref, 0);
-    const d = feed.subscribe(TENANT, log.ref, 0);
+    const c = feed.subscribe(log.task, 0);
+    const d = feed.subscribe(log.task, 0);
     c.close('closed');
     expect(await drain(d)).toEqual(await log.expectedAfter(0));
   });
 
   it('ARCHITECTURE "Notices are hints": events appended WITHOUT a notice are still delivered, by the fallback poll, within 1.5 s', async () => {
     const log = await startedLog();
-    const subscription = feed.subscribe(TENANT, log.ref, 2);
+    const subscription = feed.subscribe(log.task, 2);
     await sleep(100);
     for (let i = 0; i < 2; i++) {
       const appendedAt = Date.now();
@@ -416,7 +427,7 @@ describe('TaskEventFeed against real Postgres', () => {
 
   it('DESIGN "woken by NOTIFY": a notified append reaches a waiting subscriber well before the 1 s poll would', async () => {
     const log = await startedLog();
-    const subscription = feed.subscribe(TENANT, log.ref, 2);
+    const subscription = feed.subscribe(log.task, 2);
     await sleep(100);
     const latencies: number[] = [];
     for (let i = 0; i < 5; i++) {
@@ -434,7 +445,7 @@ describe('TaskEventFeed against real Postgres', () => {
   it('§10.6 streams end when the server shuts down: every subscription ends with "shutdown"', async () => {
     const other = await startFeed();
     const log = await startedLog();
-    const subscription = other.subscribe(TENANT, log.ref, 2);
+    const subscription = other.subscribe(log.task, 2);
     const waiting = subscription.take();
     await other.onModuleDestroy();
     expect(await waiting).toStrictEqual([]);
@@ -456,7 +467,7 @@ describe('TaskEventFeed against real Postgres', () => {
 
     it('§7.3 mid-stream error, STREAM_MAX_PENDING_EVENTS: a subscriber that does not take() while more than the bound arrive ends with "overflow", holding at most the bound at any time', async () => {
       const log = await startedLog();
-      const subscription = small.subscribe(TENANT, log.ref, 2);
+      const subscription = small.subscribe(log.task, 2);
       expect(small.size).toBe(1);
       let most = 0;
       for (let i = 1; i <= BOUND + 3 && !subscription.ended; i++) {
@@ -487,7 +498,7 @@ describe('TaskEventFeed against real Postgres', () => {
 
     it('§10.6 every stream gets every event: a subscriber that keeps up with live events is never cut off, however long the task', async () => {
       const log = await startedLog();
-      const subscription = small.subscribe(TENANT, log.ref, 2);
+      const subscription = small.subscribe(log.task, 2);
       const items: StreamItem[] = [];
       for (let i = 1; i <= BOUND * 4; i++) {
         await log.append([status('TASK_STATE_WORKING', `step ${i}`)]);
@@ -506,7 +517,7 @@ describe('TaskEventFeed against real Postgres', () => {
       }
       await log.append([status('TASK_STATE_COMPLETED')]);
       // Resuming after generation 2 (a Last-Event-ID): the log holds 16 events the client has not seen.
-      const subscription = small.subscribe(TENANT, log.ref, 2);
+      const subscription = small.subscribe(log.task, 2);
       const items = await drain(subscription);
       expect(subscription.ended, 'the catching-up subscriber was cut off').toBe('final');
       expect(items).toEqual(await log.expectedAfter(2));
@@ -525,7 +536,7 @@ describe('TaskEventFeed against real Postgres', () => {
     }
     const watches: Watch[] = [];
     const watch = (log: TaskLog, after: number): void => {
-      watches.push({ log, after, reading: drain(feed.subscribe(TENANT, log.ref, after), 30_000) });
+      watches.push({ log, after, reading: drain(feed.subscribe(log.task, after), 30_000) });
     };
     logs.forEach((log) => [0, 2, 2].forEach((after) => watch(log, after)));
     const writing = logs.map(async (log) => {
@@ -627,12 +638,12 @@ class SameProcessCommits extends LocalCommits {
     return () => this.listeners.delete(listener);
   }
 
-  settling(tenantId: string, taskId: string): Promise<void> | undefined {
-    return this.inFlight.get(`${tenantId}/${taskId}`);
+  settling(task: TenantTaskRef): Promise<void> | undefined {
+    return this.inFlight.get(`${task.tenantId}/${task.taskId}`);
   }
 
-  version(tenantId: string, taskId: string): number | undefined {
-    return this.versions.get(`${tenantId}/${taskId}`);
+  version(task: TenantTaskRef): number | undefined {
+    return this.versions.get(`${task.tenantId}/${task.taskId}`);
   }
 
   /** A change made elsewhere: what this process knew of the task is stale. */
@@ -656,7 +667,7 @@ class SameProcessCommits extends LocalCommits {
       const from = version - events.length;
       const committed = events.map((event, i) => ({ version: from + i + 1, event }));
       this.versions.set(k, version);
-      this.listeners.forEach((listener) => listener(log.tenant, log.ref.taskId, committed));
+      this.listeners.forEach((listener) => listener(log.task, committed));
     } finally {
       this.inFlight.delete(k);
       done();
@@ -670,10 +681,7 @@ describe('ADR 0008 shared per-task reads', () => {
     const { feed, observed } = await startObservedFeed(1_000, commits);
     try {
       const log = await startedLog();
-      const subscriptions = [
-        feed.subscribe(TENANT, log.ref, 2),
-        feed.subscribe(TENANT, log.ref, 2),
-      ];
+      const subscriptions = [feed.subscribe(log.task, 2), feed.subscribe(log.task, 2)];
       await eventually(() => observed.reads.length === 1, 2_000, 'the read at the start');
       await sleep(50);
       observed.reset();
@@ -691,7 +699,7 @@ describe('ADR 0008 shared per-task reads', () => {
       // A subscriber of another task this process just wrote, from its newest generation: no read at the start.
       const other = await startedLog();
       await commits.commit(other, [status('TASK_STATE_WORKING', 'other')]);
-      const fresh = feed.subscribe(TENANT, other.ref, 3);
+      const fresh = feed.subscribe(other.task, 3);
       await sleep(100);
       expect(observed.reads).toStrictEqual([]);
       await commits.commit(other, [status('TASK_STATE_COMPLETED', 'other done')]);
@@ -723,7 +731,7 @@ describe('ADR 0008 shared per-task reads', () => {
     try {
       const N = 50;
       const log = await startedLog();
-      const subscriptions = Array.from({ length: N }, () => feed.subscribe(TENANT, log.ref, 2));
+      const subscriptions = Array.from({ length: N }, () => feed.subscribe(log.task, 2));
       expect({ size: feed.size, tasks: feed.tasks }).toStrictEqual({ size: N, tasks: 1 });
       await eventually(() => observed.reads.length === 1, 2_000, 'the read at the start');
       await sleep(100);
@@ -746,7 +754,7 @@ describe('ADR 0008 shared per-task reads', () => {
       // Idle, with 20 more followed tasks of 5 subscribers each: no log read, one version query a second.
       const others = await Promise.all(Array.from({ length: 20 }, () => startedLog()));
       const more = others.flatMap((other) =>
-        Array.from({ length: 5 }, () => feed.subscribe(TENANT, other.ref, 2)),
+        Array.from({ length: 5 }, () => feed.subscribe(other.task, 2)),
       );
       await eventually(() => observed.reads.length === 5 + 20, 2_000, 'the 20 start reads');
       observed.reset();
@@ -777,11 +785,11 @@ describe('ADR 0008 shared per-task reads', () => {
       }
       // Generation 6. A live subscriber from there, then three late joiners from older generations (a
       // snapshot taken earlier, Last-Event-ID resumptions) whose first read answers only after 300 ms.
-      const live = feed.subscribe(TENANT, log.ref, 6);
+      const live = feed.subscribe(log.task, 6);
       await eventually(() => observed.reads.length === 1, 2_000, 'the read at the start');
       const joinAfter = [0, 2, 4];
       observed.hold = (after) => (joinAfter.includes(after) ? 300 : 0);
-      const joiners = joinAfter.map((after) => feed.subscribe(TENANT, log.ref, after));
+      const joiners = joinAfter.map((after) => feed.subscribe(log.task, after));
       const draining = [live, ...joiners].map((s) => drain(s));
       // Meanwhile the shared reader delivers generations 7–9 to the live subscriber.
       for (let i = 1; i <= 3; i++) {
@@ -814,7 +822,7 @@ describe('ADR 0008 shared per-task reads', () => {
       const log = await startedLog();
       const watches: { after: number; reading: Promise<StreamItem[]> }[] = [];
       const watch = (after: number): void => {
-        watches.push({ after, reading: drain(feed.subscribe(TENANT, log.ref, after), 30_000) });
+        watches.push({ after, reading: drain(feed.subscribe(log.task, after), 30_000) });
       };
       watch(2);
       const writers = Array.from({ length: 3 }, async (_, w) => {
@@ -848,9 +856,9 @@ describe('ADR 0008 shared per-task reads', () => {
     const { feed } = await startObservedFeed(BOUND);
     try {
       const log = await startedLog();
-      const fast = feed.subscribe(TENANT, log.ref, 2);
-      const slow = feed.subscribe(TENANT, log.ref, 2);
-      const stuck = feed.subscribe(TENANT, log.ref, 2);
+      const fast = feed.subscribe(log.task, 2);
+      const slow = feed.subscribe(log.task, 2);
+      const stuck = feed.subscribe(log.task, 2);
       const fromFast = drain(fast);
       const fromSlow = (async (): Promise<StreamItem[]> => {
         const items: StreamItem[] = [];
@@ -890,7 +898,7 @@ describe('ADR 0008 shared per-task reads', () => {
     const { feed, observed } = await startObservedFeed();
     try {
       const log = await startedLog();
-      const live = feed.subscribe(TENANT, log.ref, 2);
+      const live = feed.subscribe(log.task, 2);
       const got: StreamItem[] = [];
       await log.append([status('TASK_STATE_WORKING', 'one')]);
       got.push(...(await takeAtLeast(live, 1)));
@@ -907,7 +915,7 @@ describe('ADR 0008 shared per-task reads', () => {
       // An outage: the live subscription and one catching up end with a retryable error after the grace.
       observed.failing = true;
       const outageStarted = Date.now();
-      const catching = feed.subscribe(TENANT, log.ref, 0);
+      const catching = feed.subscribe(log.task, 0);
       await log.append([status('TASK_STATE_WORKING', 'during the outage')]);
       await eventually(
         () => live.ended !== null && catching.ended !== null,
@@ -926,7 +934,7 @@ describe('ADR 0008 shared per-task reads', () => {
       // The client resumes with Last-Event-ID: exactly the events it missed, then the live ones.
       const lastId = got.at(-1)!.id;
       await log.append([status('TASK_STATE_WORKING', 'after the outage')]);
-      const resumed = feed.subscribe(TENANT, log.ref, lastId);
+      const resumed = feed.subscribe(log.task, lastId);
       const rest = drain(resumed);
       await log.append([status('TASK_STATE_COMPLETED')]);
       expect([...got, ...(await rest)]).toEqual(await log.expectedAfter(2));
@@ -940,7 +948,7 @@ describe('ADR 0008 shared per-task reads', () => {
     const { feed } = await startObservedFeed();
     try {
       const logs = await Promise.all([startedLog(), startedLog()]);
-      const subscriptions = logs.map((log) => feed.subscribe(TENANT, log.ref, 2));
+      const subscriptions = logs.map((log) => feed.subscribe(log.task, 2));
       const reading = subscriptions.map((s) => drain(s));
       await sleep(200);
       const cut = await db.pool.query(
@@ -981,7 +989,7 @@ describe('the SSE writer over a real socket (§10.6 "closing one stream must not
       finished.push(
         (async () => {
           await readBody(req as unknown as Request, 65_536);
-          const subscription = feed.subscribe(TENANT, log.ref, 2);
+          const subscription = feed.subscribe(log.task, 2);
           const response = Object.assign(res, {
             status(code: number) {
               res.statusCode = code;
@@ -1085,7 +1093,7 @@ describe('the SSE writer under backpressure (§7.3 STREAM_MAX_PENDING_EVENTS = 5
               return response;
             },
           });
-          const subscription = feed.subscribe(TENANT, log.ref, 2);
+          const subscription = feed.subscribe(log.task, 2);
           const stream = await writeSse(
             response as unknown as Response,
             { data: (item) => item.response, error: (reason) => ({ error: reason }) },

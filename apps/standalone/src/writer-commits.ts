@@ -1,4 +1,5 @@
 // The standalone process is the one place that composes other apps' code (ARCHITECTURE.md).
+import type { TaskRef } from '@lib/tenancy';
 import { LocalCommits, type LocalCommitListener } from '../../ingress/src/streaming/local-commits';
 import type { TaskWriter } from '../../task-service/src/write/task-writer';
 
@@ -9,22 +10,21 @@ export class WriterCommits extends LocalCommits {
   }
 
   subscribe(listener: LocalCommitListener): () => void {
-    return this.writer.onCommitted((tenantId, after, events) => {
+    return this.writer.onCommitted((task, after, events) => {
       const from = after.version - events.length;
       listener(
-        tenantId,
-        after.task.id,
+        task,
         events.map((event, index) => ({ version: from + index + 1, event })),
       );
     });
   }
 
-  settling(tenantId: string, taskId: string): Promise<void> | undefined {
-    return this.writer.settling(tenantId, taskId);
+  settling(task: TaskRef): Promise<void> | undefined {
+    return this.writer.settling(task);
   }
 
-  version(tenantId: string, taskId: string): number | undefined {
-    const state = this.writer.peek(tenantId, taskId);
+  version(task: TaskRef): number | undefined {
+    const state = this.writer.peek(task);
     return state?.status === 'present' ? state.version : undefined;
   }
 }

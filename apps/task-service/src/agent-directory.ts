@@ -1,14 +1,21 @@
 import type { TaskServiceConfig } from '@lib/config';
 import type { LeasePolicy } from '@lib/task-domain';
-import { ConfigChanges, hashSecret } from '@lib/tenancy';
+import {
+  agentIdOf,
+  ConfigChanges,
+  credentialIdOf,
+  hashSecret,
+  tenantIdOf,
+  type AgentRef,
+  type CredentialId,
+} from '@lib/tenancy';
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import type { Pool } from 'pg';
 import { PG_POOL, TASK_SERVICE_CONFIG } from './tokens';
 
-export interface WorkerIdentity {
-  tenantId: string;
-  agentId: string;
-  credentialId: string;
+/** The agent a worker credential is bound to, and the credential. */
+export interface WorkerIdentity extends AgentRef {
+  readonly credentialId: CredentialId;
 }
 
 const CACHE_TTL_MS = 10_000;
@@ -21,18 +28,22 @@ const CREDENTIAL_TTL_MS = 1_000;
 const CREDENTIAL_CACHE_SIZE = 1_000;
 
 /**
- * Hosted agents' settings (dispatch policy, lease TTL, input modes, message replies) and worker credentials.
- * A configuration change (ConfigChanges) re-reads the cached agents at once and forgets the credentials,
- * so a new definition or a revocation counts on this replica within a second.
+ * Hosted agents' settings (dispatch policy, lease TTL, lease cap, input modes, message replies) and worker
+ * credentials. A configuration change (ConfigChanges) re-reads the cached agents at once and forgets the
+ * credentials, so a new definition or a revocation counts on this replica within a second.
  */
 @Injectable()
 export class AgentDirectory {
   private readonly logger = new Logger(AgentDirectory.name);
-  private readonly agents = new Map<string, { agent: AgentSettings; until: number }>();
+  private readonly agents = new Map<
+    string,
+    { agent: AgentRef; settings: AgentSettings; until: number }
+  >();
   private readonly credentials = new Map<
     string,
     { identity: WorkerIdentity | null; until: number }
   >();
+  private readonly capListeners = new Set<(agent: AgentRef) => void>();
 
   constructor(
     @Inject(PG_POOL) private readonly pool: Pool,
@@ -47,23 +58,47 @@ export class AgentDirectory {
 
   /** Re-reads every cached agent; the old settings serve until the new ones are in. */
   private async refresh(): Promise<void> {
-    for (const key of [...this.agents.keys()]) {
-      const [tenantId = '', agentId = ''] = key.split('\u0000');
-      await this.load(tenantId, agentId).catch((error: unknown) => {
-        this.agents.delete(key);
-        this.logger.warn(`agent ${agentId} of ${tenantId} not re-read: ${String(error)}`);
+    for (const { agent } of [...this.agents.values()]) {
+      await this.load(agent).catch((error: unknown) => {
+        this.agents.delete(keyOf(agent));
+        this.logger.warn(
+          `agent ${agent.agentId} of ${agent.tenantId} not re-read: ${String(error)}`,
+        );
       });
     }
+  }
+
+  /** Called with the agent whenever a re-read finds its lease cap (`maxConcurrency`) changed. */
+  onMaxConcurrencyChanged(listener: (agent: AgentRef) => void): () => void {
+    this.capListeners.add(listener);
+    return () => this.capListeners.delete(listener);
   }
 
   /**
    * The lease TTL of the agent's tasks: its policy's, or LEASE_TTL_MS. Synchronous for the dispatch paths;
    * the agent's settings are read when its workers register and on each of its messages.
    */
-  leaseTtlMs(tenantId: string, agentId: string): number {
-    return (
-      this.agents.get(`${tenantId}\u0000${agentId}`)?.agent.leaseTtlMs ?? this.config.LEASE_TTL_MS
-    );
+  leaseTtlMs(agent: AgentRef): number {
+    return this.agents.get(keyOf(agent))?.settings.leaseTtlMs ?? this.config.LEASE_TTL_MS;
+  }
+
+  /**
+   * Whether the agent's leases are capped by its worker policy (`maxConcurrency`), or its settings are not
+   * known here (then it may be). Synchronous and without a query, for the accept path: SendMessage has read
+   * the agent's settings just before.
+   */
+  capped(agent: AgentRef): boolean {
+    const cached = this.agents.get(keyOf(agent));
+    return !cached || cached.settings.maxConcurrency !== null;
+  }
+
+  /**
+   * Most leases of the agent's tasks held at once across all replicas; null: no cap. The cached value,
+   * whatever its age (a configuration change re-reads it within a second); read when not cached.
+   */
+  async maxConcurrency(agent: AgentRef): Promise<number | null> {
+    const cached = this.agents.get(keyOf(agent));
+    return (cached?.settings ?? (await this.load(agent))).maxConcurrency;
   }
 
   /** The (tenant, agent) a worker secret is bound to, or null when unknown or revoked. */
@@ -93,36 +128,40 @@ export class AgentDirectory {
     );
     const row = result.rows[0];
     return row
-      ? { tenantId: row.tenant_id, agentId: row.agent_id, credentialId: row.credential_id }
+      ? {
+          tenantId: tenantIdOf(row.tenant_id),
+          agentId: agentIdOf(row.agent_id),
+          credentialId: credentialIdOf(row.credential_id),
+        }
       : null;
   }
 
-  async leasePolicy(tenantId: string, agentId: string): Promise<LeasePolicy> {
-    return (await this.settings(tenantId, agentId)).policy;
+  async leasePolicy(agent: AgentRef): Promise<LeasePolicy> {
+    return (await this.settings(agent)).policy;
   }
 
   /**
    * What SendMessage needs of the agent: the media types it accepts, whether it may reply (ADR 0009) and
    * whether it allows webhooks (ADR 0010).
    */
-  async intake(tenantId: string, agentId: string): Promise<AgentIntake> {
-    return (await this.settings(tenantId, agentId)).intake;
+  async intake(agent: AgentRef): Promise<AgentIntake> {
+    return (await this.settings(agent)).intake;
   }
 
-  private async settings(tenantId: string, agentId: string): Promise<AgentSettings> {
-    const cached = this.agents.get(`${tenantId}\u0000${agentId}`);
+  private async settings(agent: AgentRef): Promise<AgentSettings> {
+    const cached = this.agents.get(keyOf(agent));
     if (cached && cached.until > Date.now()) {
-      return cached.agent;
+      return cached.settings;
     }
-    return this.load(tenantId, agentId);
+    return this.load(agent);
   }
 
-  private async load(tenantId: string, agentId: string): Promise<AgentSettings> {
-    const key = `${tenantId}\u0000${agentId}`;
+  private async load(agent: AgentRef): Promise<AgentSettings> {
     const result = await this.pool.query<{
       on_lease_lost: 'redispatch' | 'fail';
       max_attempts: number;
       lease_ttl_ms: number | null;
+      max_concurrency: number | null;
       profile: {
         defaultInputModes?: string[];
         skills?: { inputModes?: string[] }[];
@@ -130,15 +169,16 @@ export class AgentDirectory {
         pushNotifications?: boolean;
       };
     }>(
-      `SELECT on_lease_lost, max_attempts, lease_ttl_ms, profile FROM ops.agents
+      `SELECT on_lease_lost, max_attempts, lease_ttl_ms, max_concurrency, profile FROM ops.agents
         WHERE tenant_id = $1 AND agent_id = $2`,
-      [tenantId, agentId],
+      [agent.tenantId, agent.agentId],
     );
     const row = result.rows[0];
-    const agent: AgentSettings = row
+    const settings: AgentSettings = row
       ? {
           policy: { onLeaseLost: row.on_lease_lost, maxAttempts: row.max_attempts },
           leaseTtlMs: row.lease_ttl_ms,
+          maxConcurrency: row.max_concurrency,
           intake: {
             inputModes: [
               ...new Set([
@@ -153,11 +193,23 @@ export class AgentDirectory {
       : {
           policy: { onLeaseLost: 'fail', maxAttempts: 1 },
           leaseTtlMs: null,
+          maxConcurrency: null,
           intake: { inputModes: [], messageReplies: false, pushNotifications: false },
         };
-    this.agents.set(key, { agent, until: Date.now() + CACHE_TTL_MS });
-    return agent;
+    const key = keyOf(agent);
+    const before = this.agents.get(key)?.settings;
+    // Only the pair is kept: the caller's object may be a whole call context.
+    const ref: AgentRef = { tenantId: agent.tenantId, agentId: agent.agentId };
+    this.agents.set(key, { agent: ref, settings, until: Date.now() + CACHE_TTL_MS });
+    if (before && before.maxConcurrency !== settings.maxConcurrency) {
+      this.capListeners.forEach((listener) => listener(ref));
+    }
+    return settings;
   }
+}
+
+function keyOf(agent: AgentRef): string {
+  return `${agent.tenantId}\u0000${agent.agentId}`;
 }
 
 /** What SendMessage needs of an agent. */
@@ -174,5 +226,7 @@ interface AgentSettings {
   policy: LeasePolicy;
   /** The agent's own lease TTL; null: LEASE_TTL_MS. */
   leaseTtlMs: number | null;
+  /** Most leases of the agent held at once (its worker policy's `maxConcurrency`); null: no cap. */
+  maxConcurrency: number | null;
   intake: AgentIntake;
 }

@@ -1,7 +1,12 @@
 import type { EventMetadata } from '@lib/event-store';
-import type { CallContext } from '@lib/tenancy';
+import { taskIdOf, type CallContext, type TaskRef } from '@lib/tenancy';
 
 export type { CallContext };
+
+/** The task a request names by its id (as decoded), in the caller's tenant. */
+export function callerTask(ctx: CallContext, taskId: string): TaskRef {
+  return { tenantId: ctx.tenantId, taskId: taskIdOf(taskId) };
+}
 
 /** Event metadata for a change a caller made through a binding. */
 export function callerMetadata(ctx: CallContext): EventMetadata {

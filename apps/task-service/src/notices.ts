@@ -1,9 +1,10 @@
 import type { Notice } from '@lib/event-store';
 import type { PresentTask, TaskAggregate, TaskEvent } from '@lib/task-domain';
+import type { TenantId } from '@lib/tenancy';
 
 /** Which notices an append produces (pure). `byWorker`: the lease holder itself made the change. */
 export function noticesFor(
-  tenantId: string,
+  tenantId: TenantId,
   before: TaskAggregate,
   events: readonly TaskEvent[],
   after: PresentTask,

@@ -1,9 +1,11 @@
 import { ConcurrencyConflict, withTransaction, type EventMetadata } from '@lib/event-store';
-import { foldTask, taskStreamId, type TaskAggregate, type TaskEvent } from '@lib/task-domain';
+import { foldTask, type TaskAggregate, type TaskEvent } from '@lib/task-domain';
+import type { TaskRef } from '@lib/tenancy';
 import { Inject, Injectable } from '@nestjs/common';
 import type { Pool, PoolClient } from 'pg';
 import { IdGenerator } from './clock';
 import { PG_POOL } from './tokens';
+import { streamIdOf } from './write/stream-cache';
 import { streamChange, TaskStore } from './write/task-store';
 import { TaskWriter, type Decision } from './write/task-writer';
 
@@ -23,7 +25,7 @@ const MAX_TRIES = 4;
 @Injectable()
 export class TaskRepository {
   /** The streams each open transaction of {@link transact} changed. */
-  private readonly touched = new Map<PoolClient, { tenantId: string; taskId: string }[]>();
+  private readonly touched = new Map<PoolClient, TaskRef[]>();
   constructor(
     @Inject(PG_POOL) private readonly pool: Pool,
     private readonly writer: TaskWriter,
@@ -31,12 +33,8 @@ export class TaskRepository {
     private readonly ids: IdGenerator,
   ) {}
 
-  async execute(
-    tenantId: string,
-    taskId: string,
-    decision: Decision,
-    metadata: EventMetadata,
-  ): Promise<Execution> {
+  async execute(task: TaskRef, decision: Decision, metadata: EventMetadata): Promise<Execution> {
+    const { tenantId, taskId } = task;
     const outcome = await this.writer.write({ tenantId, taskId, decide: decision, metadata });
     switch (outcome.kind) {
       case 'written':
@@ -54,7 +52,7 @@ export class TaskRepository {
    */
   async transact<T>(work: (client: PoolClient) => Promise<T>): Promise<T> {
     for (let attempt = 1; ; attempt++) {
-      const touched: { tenantId: string; taskId: string }[] = [];
+      const touched: TaskRef[] = [];
       try {
         return await withTransaction(this.pool, (client) => {
           this.touched.set(client, touched);
@@ -66,7 +64,7 @@ export class TaskRepository {
         }
         await sleep(Math.random() * 20 * attempt);
       } finally {
-        touched.forEach(({ tenantId, taskId }) => this.writer.forget(tenantId, taskId));
+        touched.forEach((task) => this.writer.forget(task));
       }
     }
   }
@@ -74,15 +72,15 @@ export class TaskRepository {
   /** Same as {@link execute} inside the caller's transaction (no retry: the caller owns it). */
   async executeIn(
     client: PoolClient,
-    tenantId: string,
-    taskId: string,
+    task: TaskRef,
     decision: Decision,
     metadata: EventMetadata,
   ): Promise<Execution> {
-    const streamId = taskStreamId(tenantId, taskId);
+    const { tenantId } = task;
+    const streamId = streamIdOf(task);
     // The writer's cached state of this stream is about to be stale (and forgotten again after the commit).
-    this.writer.forget(tenantId, taskId);
-    this.touched.get(client)?.push({ tenantId, taskId });
+    this.writer.forget(task);
+    this.touched.get(client)?.push(task);
     const history = (await this.store.readStreams([{ tenantId, streamId }], client)).get(streamId);
     const before = foldTask(history?.events ?? []);
     // A command carrying an idempotency key (its causation id) that the stream already holds is a repeat.

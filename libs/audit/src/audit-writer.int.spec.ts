@@ -140,7 +140,10 @@ describe('AuditWriter (Postgres)', () => {
 
   it('sends one statement per flush on chain ends it knows, a second one for a head another writer moved', async () => {
     const statements: string[] = [];
-    const counted = createPool(db.url, { max: 2 });
+    const counted = createPool(db.url, {
+      max: 2,
+      applicationName: 'a2a-test:audit-writer-counted',
+    });
     counted.on('connect', (client) => {
       const query = client.query.bind(client) as (...args: unknown[]) => unknown;
       (client as { query: unknown }).query = (...args: unknown[]) => {

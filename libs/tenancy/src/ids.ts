@@ -66,3 +66,9 @@ export interface AgentRef {
   readonly tenantId: TenantId;
   readonly agentId: AgentId;
 }
+
+/** A task: the pair every task-scoped port takes, instead of two positional strings. */
+export interface TaskRef {
+  readonly tenantId: TenantId;
+  readonly taskId: TaskId;
+}

@@ -1,4 +1,5 @@
 import type { AgentCard, AgentExtension } from '@lib/a2a-protocol';
+import type { AgentRef } from '@lib/tenancy';
 import { API_KEY_HEADER } from '../auth/api-key.authenticator';
 import { routingTenant } from '../gateway/agent-route';
 import { RESUMABLE_STREAMS_EXTENSION } from '../streaming/resumable-streams';
@@ -8,18 +9,13 @@ import type { HostedAgent } from './agent-registry';
 export const PROTOCOL_VERSION = '1.0';
 
 /** Path of an agent's JSON-RPC endpoint, relative to the public base URL. */
-export function jsonRpcPath(tenantId: string, agentId: string): string {
+export function jsonRpcPath({ tenantId, agentId }: AgentRef): string {
   return `/agents/${encodeURIComponent(tenantId)}/${encodeURIComponent(agentId)}/jsonrpc`;
 }
 
 /** Path of an agent's HTTP+JSON base URL, relative to the public base URL; routes are appended to it. */
-export function restPath(tenantId: string, agentId: string): string {
+export function restPath({ tenantId, agentId }: AgentRef): string {
   return `/agents/${encodeURIComponent(tenantId)}/${encodeURIComponent(agentId)}/rest`;
-}
-
-/** Path of an agent's own card. */
-export function agentCardPath(tenantId: string, agentId: string): string {
-  return `/agents/${encodeURIComponent(tenantId)}/${encodeURIComponent(agentId)}/.well-known/agent-card.json`;
 }
 
 /** Where clients reach this platform: the HTTP base URL and the gRPC `host:port`. */
@@ -41,12 +37,12 @@ export function buildAgentCard(agent: HostedAgent, origin: PublicOrigin): AgentC
     description: profile.description,
     supportedInterfaces: [
       {
-        url: `${base}${jsonRpcPath(agent.tenantId, agent.agentId)}`,
+        url: `${base}${jsonRpcPath(agent)}`,
         protocolBinding: 'JSONRPC',
         protocolVersion: PROTOCOL_VERSION,
       },
       {
-        url: `${base}${restPath(agent.tenantId, agent.agentId)}`,
+        url: `${base}${restPath(agent)}`,
         protocolBinding: 'HTTP+JSON',
         protocolVersion: PROTOCOL_VERSION,
       },

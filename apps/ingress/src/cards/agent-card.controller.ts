@@ -1,4 +1,5 @@
 import type { IngressConfig } from '@lib/config';
+import type { AgentRef } from '@lib/tenancy';
 import { Controller, Get, Inject, Param, Req, Res } from '@nestjs/common';
 import type { Request, Response } from 'express';
 import { agentRefOf } from '../gateway/agent-route';
@@ -23,17 +24,22 @@ const JSON_CONTENT_TYPE = 'application/json; charset=utf-8';
  */
 @Controller()
 export class AgentCardController {
+  /** DEFAULT_AGENT, whose card is the one at the root; null when it names no agent. */
+  private readonly defaultAgent: AgentRef | null;
+
   constructor(
     private readonly agents: AgentRegistry,
     private readonly cards: SignedAgentCards,
     private readonly keys: AgentCardKeys,
     @Inject(INGRESS_CONFIG) private readonly config: IngressConfig,
-  ) {}
+  ) {
+    const [tenantId = '', agentId = ''] = config.DEFAULT_AGENT.split('/');
+    this.defaultAgent = agentRefOf({ tenantId, agentId });
+  }
 
   @Get('.well-known/agent-card.json')
   async defaultCard(@Req() req: Request, @Res() res: Response): Promise<void> {
-    const [tenantId = '', agentId = ''] = this.config.DEFAULT_AGENT.split('/');
-    await this.serve(tenantId, agentId, req, res);
+    await this.serve(this.defaultAgent, req, res);
   }
 
   @Get('agents/:tenant/:agent/.well-known/agent-card.json')
@@ -43,7 +49,7 @@ export class AgentCardController {
     @Req() req: Request,
     @Res() res: Response,
   ): Promise<void> {
-    await this.serve(tenantId, agentId, req, res);
+    await this.serve(agentRefOf({ tenantId, agentId }), req, res);
   }
 
   @Get(JWKS_PATH.slice(1))
@@ -51,13 +57,8 @@ export class AgentCardController {
     sendCacheable(req, res, this.keys.jwks, this.caching(JWK_SET_CONTENT_TYPE));
   }
 
-  private async serve(
-    tenantId: string,
-    agentId: string,
-    req: Request,
-    res: Response,
-  ): Promise<void> {
-    const ref = agentRefOf({ tenantId, agentId });
+  /** `ref`: the agent the path names, null when its ids could name none. */
+  private async serve(ref: AgentRef | null, req: Request, res: Response): Promise<void> {
     const agent = ref ? await this.agents.find(ref) : null;
     // A suspended tenant's agents are not advertised.
     if (!agent || agent.tenantStatus !== 'active') {

@@ -16,7 +16,7 @@ import {
 import { authorizeOperation, CLIENT_SCOPES } from '@lib/authz';
 import type { IngressConfig } from '@lib/config';
 import { isTransientDatabaseError } from '@lib/event-store';
-import { principalIdOf, type AgentRef, type CallContext } from '@lib/tenancy';
+import { principalIdOf, taskIdOf, type AgentRef, type CallContext } from '@lib/tenancy';
 import { Inject, Injectable, type Logger } from '@nestjs/common';
 import { randomUUID } from 'node:crypto';
 import { A2aAudit } from '../auth/a2a-audit';
@@ -352,8 +352,12 @@ export class A2aGateway {
     if (first && endsStream(first.response, end)) {
       return { first, subscription: null };
     }
-    const ref = { taskId: task.id, contextId: task.contextId };
-    return { first, subscription: this.feed.subscribe(ctx.tenantId, ref, after, end) };
+    const followed = {
+      tenantId: ctx.tenantId,
+      taskId: taskIdOf(task.id),
+      contextId: task.contextId,
+    };
+    return { first, subscription: this.feed.subscribe(followed, after, end) };
   }
 
   /**

@@ -1,11 +1,8 @@
+import type { TaskRef } from '@lib/tenancy';
 import type { LogEvent } from './task-log';
 
 /** Told the events of one task change committed in this process, in generation order. */
-export type LocalCommitListener = (
-  tenantId: string,
-  taskId: string,
-  events: readonly LogEvent[],
-) => void;
+export type LocalCommitListener = (task: TaskRef, events: readonly LogEvent[]) => void;
 
 /**
  * Task changes committed by a task-service running in this process (the standalone): the feed hands their
@@ -19,11 +16,11 @@ export abstract class LocalCommits {
    * When a change to the task is being committed in this process: the end of that commit, its listeners
    * told. A notice of the commit can arrive before its result; waiting for it spares the feed a read.
    */
-  abstract settling(tenantId: string, taskId: string): Promise<void> | undefined;
+  abstract settling(task: TaskRef): Promise<void> | undefined;
 
   /**
    * The task's newest generation as this process knows it, when it knows it: what it committed itself, kept
    * until a notice says the stream moved past it elsewhere; undefined when it does not know (it then reads).
    */
-  abstract version(tenantId: string, taskId: string): number | undefined;
+  abstract version(task: TaskRef): number | undefined;
 }

@@ -1,6 +1,7 @@
 import { isInterruptedState, isTerminalState, type StreamResponse } from '@lib/a2a-protocol';
 import { NoticeListener } from '@lib/event-store';
-import { taskStreamId, toStreamResponse, type TaskRef } from '@lib/task-domain';
+import { taskStreamId, toStreamResponse } from '@lib/task-domain';
+import { taskIdOf, tenantIdOf, type TaskRef } from '@lib/tenancy';
 import {
   Inject,
   Injectable,
@@ -13,6 +14,11 @@ import type { Pool } from 'pg';
 import { INGRESS_CONFIG, INGRESS_PG_POOL, type IngressModuleConfig } from '../tokens';
 import { LocalCommits } from './local-commits';
 import { TaskLogReader, type LogEvent, type WatchedStream } from './task-log';
+
+/** A task a subscription follows, with the context id its stream responses carry (spec digest §4.2). */
+export interface FollowedTask extends TaskRef {
+  readonly contextId: string;
+}
 
 /** One event of a task stream as a client sees it: the generation it was written at, and its payload. */
 export interface StreamItem {
@@ -81,8 +87,12 @@ export class TaskEventFeed implements OnModuleInit, OnModuleDestroy {
         return;
       }
       const k = key(notice.t, notice.id);
-      // A change committed in this process is handed over by the commit itself (below): wait for it.
-      const settling = this.local?.settling(notice.t, notice.id);
+      // A change committed in this process is handed over by the commit itself (below): wait for it. A
+      // notice names a task the platform wrote: its ids are trusted, as rows are.
+      const settling = this.local?.settling({
+        tenantId: tenantIdOf(notice.t),
+        taskId: taskIdOf(notice.id),
+      });
       if (settling) {
         void settling.then(() => this.channels.get(k)?.wake(notice.v));
       } else {
@@ -90,8 +100,8 @@ export class TaskEventFeed implements OnModuleInit, OnModuleDestroy {
       }
     });
     if (this.local) {
-      this.unsubscribeLocal = this.local.subscribe((tenantId, taskId, events) =>
-        this.channels.get(key(tenantId, taskId))?.committed(events),
+      this.unsubscribeLocal = this.local.subscribe((task, events) =>
+        this.channels.get(key(task.tenantId, task.taskId))?.committed(events),
       );
     }
     // Notices sent while the LISTEN connection was down are lost: look at once which streams moved.
@@ -126,25 +136,18 @@ export class TaskEventFeed implements OnModuleInit, OnModuleDestroy {
    * Subscribes to the events of a task written after generation `after`, until `end` (see
    * {@link StreamEnd}). The caller has already been authorised for the task (through the operations port).
    */
-  subscribe(
-    tenantId: string,
-    ref: TaskRef,
-    after: number,
-    end: StreamEnd = 'turn',
-  ): TaskSubscription {
-    const k = key(tenantId, ref.taskId);
+  subscribe(task: FollowedTask, after: number, end: StreamEnd = 'turn'): TaskSubscription {
+    const k = key(task.tenantId, task.taskId);
     const existing = this.channels.get(k);
     if (existing) {
       return existing.subscribe(after, end);
     }
-    const channel = new TaskChannel(this.context, tenantId, ref, after, () =>
-      this.channels.delete(k),
-    );
+    const channel = new TaskChannel(this.context, task, after, () => this.channels.delete(k));
     this.channels.set(k, channel);
     // A change after `after` committed in this process (or noticed from elsewhere) before the channel
     // existed would be missed without a read; when this process knows the task is still at `after`, the
     // changes to come reach the channel by commit or notice, and the read at the start is not needed.
-    return channel.subscribe(after, end, this.local?.version(tenantId, ref.taskId) === after);
+    return channel.subscribe(after, end, this.local?.version(task) === after);
   }
 
   /**
@@ -188,6 +191,7 @@ export class TaskEventFeed implements OnModuleInit, OnModuleDestroy {
   }
 }
 
+/** A channel's key: a task's ids as notices carry them (plain strings) or as a subscription names them. */
 function key(tenantId: string, taskId: string): string {
   return `${tenantId}\u0000${taskId}`;
 }
@@ -221,13 +225,12 @@ class TaskChannel {
 
   constructor(
     readonly context: FeedContext,
-    readonly tenantId: string,
-    readonly ref: TaskRef,
+    readonly task: FollowedTask,
     position: number,
     private readonly onEmpty: () => void,
   ) {
     this.position = position;
-    this.streamId = taskStreamId(tenantId, ref.taskId);
+    this.streamId = taskStreamId(task.tenantId, task.taskId);
   }
 
   get size(): number {
@@ -240,7 +243,7 @@ class TaskChannel {
   }
 
   watched(): WatchedStream {
-    return { tenantId: this.tenantId, streamId: this.streamId, position: this.position };
+    return { tenantId: this.task.tenantId, streamId: this.streamId, position: this.position };
   }
 
   /** `current`: `after` is known to be the stream's newest generation (no read needed at the start). */
@@ -365,7 +368,7 @@ class TaskChannel {
       for (;;) {
         this.wanted = 0;
         const events = await this.context.log.eventsAfter(
-          this.tenantId,
+          this.task.tenantId,
           this.streamId,
           this.position,
           READ_BATCH,
@@ -394,7 +397,7 @@ class TaskChannel {
         continue;
       }
       this.position = stored.version;
-      const response = toStreamResponse(stored.event, this.ref);
+      const response = toStreamResponse(stored.event, this.task);
       if (!response) {
         continue;
       }
@@ -522,7 +525,7 @@ export class TaskSubscription {
     try {
       for (;;) {
         const events = await channel.context.log.eventsAfter(
-          channel.tenantId,
+          channel.task.tenantId,
           channel.streamId,
           this.cursor,
           READ_BATCH,
@@ -535,7 +538,7 @@ export class TaskSubscription {
           if (stored.version <= this.cursor) {
             continue;
           }
-          const response = toStreamResponse(stored.event, channel.ref);
+          const response = toStreamResponse(stored.event, channel.task);
           if (!response) {
             this.cursor = stored.version;
             continue;

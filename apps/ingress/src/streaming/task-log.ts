@@ -1,4 +1,5 @@
 import type { TaskEvent } from '@lib/task-domain';
+import type { TenantId } from '@lib/tenancy';
 import type { Pool } from 'pg';
 
 /** One event of a task stream as the feed needs it: its generation and the event. */
@@ -9,7 +10,7 @@ export interface LogEvent {
 
 /** A task stream the feed follows, and the generation it has read up to. */
 export interface WatchedStream {
-  tenantId: string;
+  tenantId: TenantId;
   streamId: string;
   position: number;
 }
@@ -29,7 +30,7 @@ export class TaskLogReader {
 
   /** At most `limit` events of one stream after generation `after`, in generation order. */
   async eventsAfter(
-    tenantId: string,
+    tenantId: TenantId,
     streamId: string,
     after: number,
     limit: number,

@@ -7,7 +7,7 @@ import {
 import type { TaskServiceConfig } from '@lib/config';
 import { decide } from '@lib/task-domain';
 import { Inject, Injectable } from '@nestjs/common';
-import { callerMetadata, type CallContext, type Versioned } from '../call-context';
+import { callerMetadata, callerTask, type CallContext, type Versioned } from '../call-context';
 import { TaskViews } from '../queries/task-views';
 import { TaskRepository } from '../task.repository';
 import { TASK_SERVICE_CONFIG } from '../tokens';
@@ -29,7 +29,8 @@ export class CancelTaskHandler {
 
   async execute(input: unknown, ctx: CallContext): Promise<Versioned<Task>> {
     const request = decodeCancelTaskRequest(input);
-    await this.views.get(ctx, request.id);
+    const task = callerTask(ctx, request.id);
+    await this.views.get(ctx, task.taskId);
     const command = {
       type: 'RequestCancel' as const,
       requestedBy: ctx.principalId,
@@ -37,17 +38,12 @@ export class CancelTaskHandler {
       cancelGraceMs: this.config.CANCEL_GRACE_MS,
       now: new Date(),
     };
-    await this.tasks.execute(
-      ctx.tenantId,
-      request.id,
-      (s) => decide(command, s),
-      callerMetadata(ctx),
-    );
+    await this.tasks.execute(task, (s) => decide(command, s), callerMetadata(ctx));
     // The sweeper enforces the deadline within one sweep interval; wait a little beyond that.
     const waitMs = this.config.CANCEL_GRACE_MS + 2 * this.config.SWEEP_INTERVAL_MS + 1_000;
     const record = await this.watch.waitFor(
       ctx,
-      request.id,
+      task.taskId,
       (r) => isTerminalState(r.state as TaskStateName),
       waitMs,
     );

@@ -12,7 +12,7 @@ import {
 } from '@lib/a2a-protocol';
 import { decide } from '@lib/task-domain';
 import { Injectable } from '@nestjs/common';
-import { callerMetadata, type CallContext, type Versioned } from '../call-context';
+import { callerMetadata, callerTask, type CallContext, type Versioned } from '../call-context';
 import { IdGenerator } from '../clock';
 import { PushConfigs } from '../queries/push-configs';
 import { TaskViews } from '../queries/task-views';
@@ -41,29 +41,29 @@ export class PushConfigHandler {
   /** CreateTaskPushNotificationConfig: a client-chosen `id` is honoured (and replaces that config). */
   async create(input: unknown, ctx: CallContext): Promise<Versioned<TaskPushNotificationConfig>> {
     const request = decodeTaskPushNotificationConfig(input);
-    const taskId = request.taskId;
-    if (!taskId) {
+    if (!request.taskId) {
       throw invalidParams([{ field: 'taskId', description: 'is required' }]);
     }
+    const task = callerTask(ctx, request.taskId);
     const { spec, origin } = pushConfigSpec(request, request.id || this.ids.randomId());
-    await this.views.get(ctx, taskId);
+    await this.views.get(ctx, task.taskId);
     await this.writer.write({
-      tenantId: ctx.tenantId,
-      taskId,
+      ...task,
       decide: (state) =>
         decide({ type: 'RegisterPushConfig', configId: spec.configId, origin }, state),
       metadata: callerMetadata(ctx),
       pushConfigs: [spec],
     });
     const { configId, ...config } = spec;
-    return { result: { id: configId, taskId, ...config } };
+    return { result: { id: configId, taskId: task.taskId, ...config } };
   }
 
   /** GetTaskPushNotificationConfig: an unknown config is TASK_NOT_FOUND (spec digest §6). */
   async get(input: unknown, ctx: CallContext): Promise<Versioned<TaskPushNotificationConfig>> {
     const { taskId, id } = decodeGetTaskPushNotificationConfigRequest(input);
-    await this.views.get(ctx, taskId);
-    const config = await this.configs.find(ctx.tenantId, taskId, id);
+    const task = callerTask(ctx, taskId);
+    await this.views.get(ctx, task.taskId);
+    const config = await this.configs.find(task, id);
     if (!config) {
       throw new A2aError('TASK_NOT_FOUND', `task ${taskId} has no push notification config ${id}`, {
         taskId,
@@ -81,8 +81,9 @@ export class PushConfigHandler {
     const request = decodeListTaskPushNotificationConfigsRequest(input);
     const after = request.pageToken ? decodeConfigPageToken(request.pageToken) : null;
     const pageSize = Math.min(request.pageSize || CONFIG_PAGE_SIZE, CONFIG_PAGE_SIZE);
-    await this.views.get(ctx, request.taskId);
-    const rows = await this.configs.page(ctx.tenantId, request.taskId, after, pageSize + 1);
+    const task = callerTask(ctx, request.taskId);
+    await this.views.get(ctx, task.taskId);
+    const rows = await this.configs.page(task, after, pageSize + 1);
     const configs = rows.slice(0, pageSize);
     const last = configs[configs.length - 1];
     return {
@@ -98,10 +99,10 @@ export class PushConfigHandler {
   /** DeleteTaskPushNotificationConfig: idempotent, an unknown config id included (spec digest §6). */
   async delete(input: unknown, ctx: CallContext): Promise<Versioned<Record<string, never>>> {
     const { taskId, id } = decodeDeleteTaskPushNotificationConfigRequest(input);
-    await this.views.get(ctx, taskId);
+    const task = callerTask(ctx, taskId);
+    await this.views.get(ctx, task.taskId);
     await this.writer.write({
-      tenantId: ctx.tenantId,
-      taskId,
+      ...task,
       decide: (state) => decide({ type: 'RemovePushConfig', configId: id }, state),
       metadata: callerMetadata(ctx),
     });

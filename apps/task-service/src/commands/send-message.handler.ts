@@ -21,6 +21,7 @@ import {
   type TaskCommand,
   type TaskEvent,
 } from '@lib/task-domain';
+import { taskIdOf, type TaskId } from '@lib/tenancy';
 import { Inject, Injectable } from '@nestjs/common';
 import { createHash } from 'node:crypto';
 import { AgentDirectory } from '../agent-directory';
@@ -60,11 +61,11 @@ export class SendMessageHandler {
   async execute(input: unknown, ctx: CallContext): Promise<Versioned<SendMessageResponse>> {
     const request = decodeSendMessageRequest(input);
     const { message } = request;
-    const agent = await this.agents.intake(ctx.tenantId, ctx.agentId);
+    const agent = await this.agents.intake(ctx);
     assertAcceptedParts(message, agent.inputModes);
     if (message.taskId) {
       // Only the owner may continue a task; anyone else sees TaskNotFound.
-      await this.views.get(ctx, message.taskId);
+      await this.views.get(ctx, taskIdOf(message.taskId));
     }
     const webhook = this.inlineWebhook(request, agent.pushNotifications);
     // A new message to an agent that may answer it with a bare Message opens an exchange (ADR 0009).
@@ -134,7 +135,7 @@ export class SendMessageHandler {
   }
 
   /** The task from the view; else, as an exchange not shown as a task, from its stream (ADR 0009). */
-  private async read(ctx: CallContext, taskId: string): Promise<TaskViewRecord> {
+  private async read(ctx: CallContext, taskId: TaskId): Promise<TaskViewRecord> {
     const found = await this.views.find(ctx, taskId);
     if (found) {
       return found;
@@ -151,14 +152,14 @@ export class SendMessageHandler {
   }
 
   /** The task stream's events, read from the log. */
-  private async events(ctx: CallContext, taskId: string): Promise<TaskEvent[]> {
+  private async events(ctx: CallContext, taskId: TaskId): Promise<TaskEvent[]> {
     const streamId = taskStreamId(ctx.tenantId, taskId);
     const history = await this.store.readStreams([{ tenantId: ctx.tenantId, streamId }]);
     return history.get(streamId)?.events ?? [];
   }
 
   /** An exchange the agent answered with a task, as it stood before the agent's first update. */
-  private async asAccepted(ctx: CallContext, taskId: string): Promise<TaskViewRecord> {
+  private async asAccepted(ctx: CallContext, taskId: TaskId): Promise<TaskViewRecord> {
     let state = initialTaskState();
     for (const event of await this.events(ctx, taskId)) {
       const next = evolve(state, event);
@@ -175,7 +176,8 @@ export class SendMessageHandler {
 
   /**
    * Appends the message (a new task, or the next turn of an interrupted one) together with its messageId
-   * claim, and with a lease when a worker of the agent connected here has room: one append, one commit.
+   * claim, and with a lease when a worker of the agent connected here has room and the agent's leases are
+   * not capped (`maxConcurrency`: its tasks wait for the dispatcher): one append, one commit.
    * Returns the task an earlier SendMessage with the same message went to instead, when there is one.
    */
   private async accept(
@@ -183,7 +185,7 @@ export class SendMessageHandler {
     request: SendMessageRequest,
     mayReply: boolean,
     webhook: { spec: PushConfigSpec; origin: string } | null,
-  ): Promise<{ taskId: string; record?: TaskViewRecord }> {
+  ): Promise<{ taskId: TaskId; record?: TaskViewRecord }> {
     const { message } = request;
     const claim: MessageIdClaim = {
       agentId: ctx.agentId,
@@ -193,7 +195,7 @@ export class SendMessageHandler {
     };
     for (;;) {
       const now = this.clock.now();
-      const taskId = message.taskId ?? this.ids.randomId();
+      const taskId = taskIdOf(message.taskId ?? this.ids.randomId());
       const first: TaskCommand = message.taskId
         ? { type: 'AppendUserMessage', message, now }
         : {
@@ -215,12 +217,12 @@ export class SendMessageHandler {
           origin: webhook.origin,
         });
       }
-      const session = this.dispatcher.reserve(ctx.tenantId, ctx.agentId);
+      const session = this.dispatcher.reserve(ctx);
       if (session) {
         commands.push({
           type: 'GrantLease',
           workerId: session.workerId,
-          leaseTtlMs: this.agents.leaseTtlMs(ctx.tenantId, ctx.agentId),
+          leaseTtlMs: this.agents.leaseTtlMs(ctx),
           now,
         });
       }

@@ -1,7 +1,14 @@
 import { a2aPb } from '@lib/a2a-protocol';
 import type { TaskServiceConfig } from '@lib/config';
-import { isTransientDatabaseError, type Notice } from '@lib/event-store';
-import { decide, lastUserMessage, type PresentTask } from '@lib/task-domain';
+import { isTransientDatabaseError, type EventMetadata, type Notice } from '@lib/event-store';
+import {
+  decide,
+  lastUserMessage,
+  type PresentTask,
+  type TaskCommand,
+  type TaskEvent,
+} from '@lib/task-domain';
+import { agentIdOf, tenantIdOf, type AgentRef, type TaskId, type TaskRef } from '@lib/tenancy';
 import {
   Inject,
   Injectable,
@@ -12,8 +19,10 @@ import {
 import { AgentDirectory } from '../agent-directory';
 import { Clock } from '../clock';
 import { NoticeBus } from '../notice-bus';
+import { TaskRepository } from '../task.repository';
 import { TASK_SERVICE_CONFIG } from '../tokens';
 import { TaskWriter, type WriteOutcome } from '../write/task-writer';
+import { afterRound, openSlots, type ClaimRound } from './claim-round';
 import { WorkQueue } from './work-queue';
 import { agentKey, type WorkerSession } from './worker-session';
 
@@ -23,6 +32,10 @@ import { agentKey, type WorkerSession } from './worker-session';
  * queued work is found in `ops.task_work` and leased through the writer. Two replicas never grant the same
  * lease: the grant is decided on the stream's current version, and only one append at that version wins.
  * Whichever replica hosts a worker of the agent picks queued work up, whatever replica accepted it.
+ *
+ * An agent whose worker policy caps its leases (`maxConcurrency`) never takes the accept-and-lease path: its
+ * tasks are queued, and every replica grants their leases only in a transaction holding the agent's lease-slot
+ * lock, which counts the leases held and grants no more than the cap leaves ({@link claimUnderCap}).
  */
 @Injectable()
 export class Dispatcher implements OnApplicationBootstrap, OnModuleDestroy {
@@ -35,14 +48,19 @@ export class Dispatcher implements OnApplicationBootstrap, OnModuleDestroy {
    * not look for queued work (the notice of work queued later, or the poll, does).
    */
   private readonly drained = new Set<string>();
+  /**
+   * The end of the last claim of a capped agent: they run one at a time here, since each holds a pooled
+   * connection for its transaction (waiting for the agent's lock too) that the writer's batches need.
+   */
+  private cappedTurn: Promise<unknown> = Promise.resolve();
   private timer: NodeJS.Timeout | null = null;
-  private unsubscribe: () => void = () => undefined;
-  private unsubscribeReconnect: () => void = () => undefined;
+  private subscriptions: (() => void)[] = [];
   /** Claims failed because the database was unreachable, since the last claim that worked. */
   private unreachable = 0;
 
   constructor(
     private readonly writer: TaskWriter,
+    private readonly tasks: TaskRepository,
     private readonly work: WorkQueue,
     private readonly bus: NoticeBus,
     private readonly clock: Clock,
@@ -51,9 +69,14 @@ export class Dispatcher implements OnApplicationBootstrap, OnModuleDestroy {
   ) {}
 
   onApplicationBootstrap(): void {
-    this.unsubscribe = this.bus.subscribe((notice) => this.onNotice(notice));
-    // Work notices sent while the LISTEN connection was down are lost: look for queued work at once.
-    this.unsubscribeReconnect = this.bus.onReconnected(() => this.kickAll());
+    this.subscriptions = [
+      this.bus.subscribe((notice) => this.onNotice(notice)),
+      // Work notices sent while the LISTEN connection was down are lost: look for queued work at once.
+      this.bus.onReconnected(() => this.kickAll()),
+      this.writer.onCommitted((task, after, events) => this.committed(task, after, events)),
+      // A raised or lifted cap leaves slots for the agent's queued work.
+      this.agents.onMaxConcurrencyChanged((agent) => this.wake(agentKey(agent))),
+    ];
     this.timer = setInterval(() => this.kickAll(), this.config.SWEEP_INTERVAL_MS);
     this.timer.unref();
   }
@@ -66,8 +89,7 @@ export class Dispatcher implements OnApplicationBootstrap, OnModuleDestroy {
   }
 
   async onModuleDestroy(): Promise<void> {
-    this.unsubscribe();
-    this.unsubscribeReconnect();
+    this.subscriptions.forEach((unsubscribe) => unsubscribe());
     if (this.timer) {
       clearInterval(this.timer);
     }
@@ -91,12 +113,17 @@ export class Dispatcher implements OnApplicationBootstrap, OnModuleDestroy {
   }
 
   /**
-   * Sets aside room on the local worker of an agent with the most free capacity, for a lease about to be
-   * appended; null when no local worker has room. Every reservation ends with {@link granted}.
+   * Sets aside room on the local worker of an agent with the most free capacity, for a lease appended with
+   * the task's acceptance; null when no local worker has room, or when the agent's leases are capped (those
+   * are granted only under the agent's lease-slot lock). Every reservation ends with {@link granted}.
    */
-  reserve(tenantId: string, agentId: string): WorkerSession | null {
+  reserve(agent: AgentRef): WorkerSession | null {
+    return this.agents.capped(agent) ? null : this.reserveRoom(agentKey(agent));
+  }
+
+  private reserveRoom(key: string): WorkerSession | null {
     let best: WorkerSession | null = null;
-    for (const session of this.sessions.get(agentKey(tenantId, agentId)) ?? []) {
+    for (const session of this.sessions.get(key) ?? []) {
       if (session.free > 0 && (!best || session.free > best.free)) {
         best = session;
       }
@@ -120,8 +147,7 @@ export class Dispatcher implements OnApplicationBootstrap, OnModuleDestroy {
     if (leased?.lease?.workerId === session.workerId) {
       this.deliver(session, leased);
     } else {
-      this.drained.delete(session.key);
-      this.kickKey(session.key);
+      this.wake(session.key);
     }
   }
 
@@ -134,12 +160,9 @@ export class Dispatcher implements OnApplicationBootstrap, OnModuleDestroy {
 
   private onNotice(notice: Notice): void {
     switch (notice.k) {
-      case 'work': {
-        const key = agentKey(notice.t, notice.a);
-        this.drained.delete(key);
-        this.kickKey(key);
+      case 'work':
+        this.wake(agentKey({ tenantId: tenantIdOf(notice.t), agentId: agentIdOf(notice.a) }));
         return;
-      }
       case 'cancel':
         this.findSession(notice.t, notice.id, notice.e, notice.w)?.send({
           cancel: { taskId: notice.id, leaseEpoch: notice.e },
@@ -152,11 +175,48 @@ export class Dispatcher implements OnApplicationBootstrap, OnModuleDestroy {
             leaseRevoked: { taskId: notice.id, leaseEpoch: notice.e, reason: 'lease ended' },
           });
           this.released(session, notice.id);
+        } else {
+          // Its worker is connected elsewhere, or gone: the slot it held may be for a worker here.
+          this.wakeCapped(notice.t);
         }
         return;
       }
       case 'task':
         return;
+    }
+  }
+
+  /**
+   * A change this replica's writer committed. A lease that ended in it while its worker's session is not here
+   * (an update sent while the worker reconnects, say) frees a slot of a capped agent that the replicas hosting
+   * its workers would not hear of (the change sends a `task` notice only): they are told by a `work` notice.
+   * With the session here, {@link released} looks for the next task.
+   */
+  private committed(task: TaskRef, after: PresentTask, events: readonly TaskEvent[]): void {
+    if (after.work !== 'idle' || after.lastLeaseEpoch === 0 || !events.some(endsWork)) {
+      return;
+    }
+    const agent: AgentRef = { tenantId: task.tenantId, agentId: agentIdOf(after.agentId) };
+    if (!this.agents.capped(agent)) {
+      return;
+    }
+    const here = this.sessions.get(agentKey(agent)) ?? [];
+    if (![...here].some((session) => session.inflight.has(task.taskId))) {
+      this.work.announce(agent).catch((error: unknown) => this.dispatchFailed(error));
+    }
+  }
+
+  /** Looks for queued work of the tenant's capped agents that have workers here. */
+  private wakeCapped(tenantId: string): void {
+    for (const [key, set] of this.sessions) {
+      const [first] = set;
+      if (
+        first?.agent.tenantId === tenantId &&
+        this.agents.capped(first.agent) &&
+        !this.drained.has(key)
+      ) {
+        this.kickKey(key);
+      }
     }
   }
 
@@ -173,7 +233,7 @@ export class Dispatcher implements OnApplicationBootstrap, OnModuleDestroy {
     let granted: WorkerSession | undefined;
     for (const set of this.sessions.values()) {
       for (const session of set) {
-        if (session.tenantId !== tenantId) {
+        if (session.agent.tenantId !== tenantId) {
           continue;
         }
         if (session.inflight.get(taskId) === epoch) {
@@ -185,6 +245,12 @@ export class Dispatcher implements OnApplicationBootstrap, OnModuleDestroy {
       }
     }
     return granted;
+  }
+
+  /** Work may be queued for the agent's workers here: look, even if the last run found none. */
+  private wake(key: string): void {
+    this.drained.delete(key);
+    this.kickKey(key);
   }
 
   /** Runs one claim loop per agent at a time; a kick during a run schedules one more run. */
@@ -203,7 +269,7 @@ export class Dispatcher implements OnApplicationBootstrap, OnModuleDestroy {
           this.unreachable = 0;
         }
       })
-      .catch((error: unknown) => this.claimFailed(error))
+      .catch((error: unknown) => this.dispatchFailed(error))
       .finally(() => {
         this.running.delete(key);
         if (this.again.delete(key)) {
@@ -214,7 +280,7 @@ export class Dispatcher implements OnApplicationBootstrap, OnModuleDestroy {
   }
 
   /** A failed claim is retried by the next kick (at the latest the next poll); outages are logged once. */
-  private claimFailed(error: unknown): void {
+  private dispatchFailed(error: unknown): void {
     if (!isTransientDatabaseError(error)) {
       this.logger.warn(`dispatch failed: ${String(error)}`);
     } else if (this.unreachable++ === 0) {
@@ -231,42 +297,43 @@ export class Dispatcher implements OnApplicationBootstrap, OnModuleDestroy {
         return;
       }
       this.drained.delete(key);
-      const queued = await this.work.queued(first.tenantId, first.agentId, free);
-      const leased = await Promise.all(
-        queued.map((taskId) => this.lease(first.tenantId, first.agentId, taskId)),
-      );
-      if (queued.length < free) {
-        // Every task queued when the query ran was tried. A notice arriving meanwhile asked for a new run.
-        if (!this.again.has(key)) {
-          this.drained.add(key);
-        }
-        return;
+      const limit = await this.agents.maxConcurrency(first.agent);
+      const round =
+        limit === null
+          ? await this.claimQueued(first.agent, free)
+          : await this.claimCapped(first.agent, free, limit);
+      const next = afterRound(round);
+      // A notice arriving during the run asked for another one: the queue is not known to be empty then.
+      if (next === 'drained' && !this.again.has(key)) {
+        this.drained.add(key);
       }
-      if (!leased.some(Boolean)) {
+      if (next !== 'more') {
         return;
       }
     }
   }
 
+  /** Leases queued tasks of an agent without a cap, each through the writer. */
+  private async claimQueued(agent: AgentRef, free: number): Promise<ClaimRound> {
+    const queued = await this.work.queued(agent, free);
+    const leased = await Promise.all(queued.map((taskId) => this.lease(agent, taskId)));
+    return { free, asked: free, found: queued.length, leased: leased.filter(Boolean).length };
+  }
+
   /** Leases one queued task to a local worker with room; false when it went elsewhere or there is none. */
-  private async lease(tenantId: string, agentId: string, taskId: string): Promise<boolean> {
-    const session = this.reserve(tenantId, agentId);
+  private async lease(agent: AgentRef, taskId: TaskId): Promise<boolean> {
+    const session = this.reserveRoom(agentKey(agent));
     if (!session) {
       return false;
     }
-    const command = {
-      type: 'GrantLease' as const,
-      workerId: session.workerId,
-      leaseTtlMs: this.agents.leaseTtlMs(tenantId, agentId),
-      now: this.clock.now(),
-    };
+    const command = this.grantTo(session);
     let outcome: WriteOutcome | null = null;
     try {
       outcome = await this.writer.write({
-        tenantId,
+        tenantId: agent.tenantId,
         taskId,
         decide: (state) => decide(command, state),
-        metadata: { actor: { kind: 'system', id: this.config.REPLICA_ID }, binding: 'dispatcher' },
+        metadata: this.grantMetadata(),
         // The queue says the work waits; a cached state from before it was queued would grant nothing.
         reread: true,
       });
@@ -274,6 +341,78 @@ export class Dispatcher implements OnApplicationBootstrap, OnModuleDestroy {
     } finally {
       this.granted(session, outcome);
     }
+  }
+
+  /** Claims of capped agents take turns on this replica (see {@link cappedTurn}). */
+  private claimCapped(agent: AgentRef, free: number, limit: number): Promise<ClaimRound> {
+    const turn = this.cappedTurn.then(() => this.claimUnderCap(agent, free, limit));
+    this.cappedTurn = turn.catch(() => undefined);
+    return turn;
+  }
+
+  /**
+   * Leases queued tasks of a capped agent in one transaction that holds the agent's lease-slot lock: it
+   * counts the leases held, grants at most the slots the cap leaves, and its commit makes the new leases
+   * visible as it frees the lock, so the next holder on any replica counts them. Assignments go out after the
+   * commit.
+   */
+  private async claimUnderCap(agent: AgentRef, free: number, limit: number): Promise<ClaimRound> {
+    let grants: Grant[] = [];
+    let committed = false;
+    try {
+      const round = await this.tasks.transact(async (client) => {
+        // The transaction is being tried again (a stream moved on): the attempt before granted nothing.
+        grants.forEach(({ session }) => (session.reserved -= 1));
+        grants = [];
+        const slots = await this.work.lockSlots(client, agent, free);
+        const asked = openSlots(limit, slots.leased, free);
+        const taken = slots.queued.slice(0, asked);
+        // In the order the writer's batches lock streams (by stream id, so by task id within a tenant): a
+        // batch changing two of them then waits for this transaction rather than deadlocking with it.
+        for (const taskId of taken.sort()) {
+          const session = this.reserveRoom(agentKey(agent));
+          if (!session) {
+            break;
+          }
+          const grant: Grant = { session, leased: null };
+          grants.push(grant);
+          const command = this.grantTo(session);
+          const { after, events } = await this.tasks.executeIn(
+            client,
+            { tenantId: agent.tenantId, taskId },
+            (state) => decide(command, state),
+            this.grantMetadata(),
+          );
+          if (after.status === 'present' && events.some((e) => e.type === 'TaskLeaseGranted')) {
+            grant.leased = after;
+          }
+        }
+        const leased = grants.filter((g) => g.leased).length;
+        return { free, asked, found: taken.length, leased };
+      });
+      committed = true;
+      return round;
+    } finally {
+      for (const { session, leased } of grants) {
+        session.reserved -= 1;
+        if (committed && leased) {
+          this.deliver(session, leased);
+        }
+      }
+    }
+  }
+
+  private grantTo(session: WorkerSession): TaskCommand {
+    return {
+      type: 'GrantLease',
+      workerId: session.workerId,
+      leaseTtlMs: this.agents.leaseTtlMs(session.agent),
+      now: this.clock.now(),
+    };
+  }
+
+  private grantMetadata(): EventMetadata {
+    return { actor: { kind: 'system', id: this.config.REPLICA_ID }, binding: 'dispatcher' };
   }
 
   private deliver(session: WorkerSession, after: PresentTask): void {
@@ -297,4 +436,15 @@ export class Dispatcher implements OnApplicationBootstrap, OnModuleDestroy {
       },
     });
   }
+}
+
+/** A lease granted in a transaction not committed yet: its task's state once it is. */
+interface Grant {
+  session: WorkerSession;
+  leased: PresentTask | null;
+}
+
+/** An event after which a task is idle ends its lease, if it had one. */
+function endsWork(event: TaskEvent): boolean {
+  return event.type === 'TaskStatusUpdated' || event.type === 'AgentReplied';
 }

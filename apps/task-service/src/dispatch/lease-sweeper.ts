@@ -1,6 +1,7 @@
 import type { TaskServiceConfig } from '@lib/config';
 import { isTransientDatabaseError } from '@lib/event-store';
 import { decide, type TaskCommand } from '@lib/task-domain';
+import { agentIdOf, taskIdOf, tenantIdOf } from '@lib/tenancy';
 import {
   Inject,
   Injectable,
@@ -119,17 +120,17 @@ export class LeaseSweeper implements OnApplicationBootstrap, OnModuleDestroy {
       if (!row) {
         return null;
       }
+      const tenantId = tenantIdOf(row.tenant_id);
       const command: TaskCommand = {
         type: 'ExpireLease',
         leaseEpoch: Number(row.lease_epoch),
-        policy: await this.agents.leasePolicy(row.tenant_id, row.agent_id),
+        policy: await this.agents.leasePolicy({ tenantId, agentId: agentIdOf(row.agent_id) }),
         messageId: randomUUID(),
         now: new Date(),
       };
       const { events } = await this.tasks.executeIn(
         client,
-        row.tenant_id,
-        row.task_id,
+        { tenantId, taskId: taskIdOf(row.task_id) },
         (state) => decide(command, state),
         { actor: { kind: 'system', id: this.config.REPLICA_ID }, binding: 'lease-sweeper' },
       );
@@ -151,8 +152,7 @@ export class LeaseSweeper implements OnApplicationBootstrap, OnModuleDestroy {
       const command: TaskCommand = { type: 'EnforceCancelDeadline', now: new Date() };
       const { events } = await this.tasks.executeIn(
         client,
-        row.tenant_id,
-        row.task_id,
+        { tenantId: tenantIdOf(row.tenant_id), taskId: taskIdOf(row.task_id) },
         (state) => decide(command, state),
         { actor: { kind: 'system', id: this.config.REPLICA_ID }, binding: 'lease-sweeper' },
       );

@@ -1,11 +1,14 @@
 import type { workerPb } from '@lib/a2a-protocol';
+import { NOTICE_CHANNEL, type Notice } from '@lib/event-store';
+import { taskIdOf, type AgentRef, type TaskId } from '@lib/tenancy';
 import { Inject, Injectable } from '@nestjs/common';
-import type { Pool } from 'pg';
+import type { Pool, PoolClient } from 'pg';
 import { PG_POOL } from '../tokens';
 
 /**
  * `ops.task_work`, the queue of work for agent workers, as the dispatcher and the worker gateway use it. Rows
- * are written with the task's events (the writer's batch); here they are only found and their leases renewed.
+ * are written with the task's events (the writer's batch); here they are only found, counted and their leases
+ * renewed.
  */
 @Injectable()
 export class WorkQueue {
@@ -15,21 +18,62 @@ export class WorkQueue {
    * The oldest queued tasks of an agent. Not locked: two replicas may pick the same task, and the lease goes
    * to whichever appends first (the other's decision, re-taken on the moved stream, grants nothing).
    */
-  async queued(tenantId: string, agentId: string, limit: number): Promise<string[]> {
+  async queued(agent: AgentRef, limit: number): Promise<TaskId[]> {
     const result = await this.pool.query<{ task_id: string }>({
       name: 'work-queue.queued',
       text: `SELECT task_id FROM ops.task_work
               WHERE tenant_id = $1 AND agent_id = $2 AND status = 'queued'
               ORDER BY queued_at LIMIT $3`,
-      values: [tenantId, agentId, limit],
+      values: [agent.tenantId, agent.agentId, limit],
     });
-    return result.rows.map((row) => row.task_id);
+    return result.rows.map((row) => taskIdOf(row.task_id));
+  }
+
+  /**
+   * Takes the agent's lease-slot lock for the rest of `client`'s transaction, then reads how many leases the
+   * agent's tasks hold and its oldest queued tasks (at most `limit`). Every grant of a lease of an agent with
+   * a lease cap is made in such a transaction, so the count includes every lease committed before the lock
+   * was free, and none is granted until this transaction ends.
+   */
+  async lockSlots(
+    client: PoolClient,
+    agent: AgentRef,
+    limit: number,
+  ): Promise<{ leased: number; queued: TaskId[] }> {
+    // A transaction-scoped advisory lock, keyed like the relay's (ids contain no '/'). It is a statement of its
+    // own: a statement reads from a snapshot taken when it starts, which would miss leases committed while it
+    // waited for the lock.
+    await client.query({
+      name: 'work-queue.lock-slots',
+      text: `SELECT pg_advisory_xact_lock(hashtextextended('lease-slots:' || $1 || '/' || $2, 0))`,
+      values: [agent.tenantId, agent.agentId],
+    });
+    const result = await client.query<{ leased: number; queued: string[] }>({
+      name: 'work-queue.slots',
+      text: `SELECT (SELECT count(*)::int FROM ops.task_work
+                      WHERE tenant_id = $1 AND agent_id = $2 AND status = 'leased') AS leased,
+                    ARRAY(SELECT task_id FROM ops.task_work
+                           WHERE tenant_id = $1 AND agent_id = $2 AND status = 'queued'
+                           ORDER BY queued_at LIMIT $3) AS queued`,
+      values: [agent.tenantId, agent.agentId, limit],
+    });
+    const row = result.rows[0];
+    return { leased: row?.leased ?? 0, queued: (row?.queued ?? []).map(taskIdOf) };
+  }
+
+  /** Wakes the dispatchers of every replica hosting a worker of the agent (a `work` notice). */
+  async announce(agent: AgentRef): Promise<void> {
+    const notice: Notice = { k: 'work', t: agent.tenantId, a: agent.agentId };
+    await this.pool.query({
+      name: 'work-queue.announce',
+      text: 'SELECT pg_notify($1, $2)',
+      values: [NOTICE_CHANNEL, JSON.stringify(notice)],
+    });
   }
 
   /** Extends the leases a worker still holds by `ttlMs`; returns the task ids whose lease was current. */
   async renew(
-    tenantId: string,
-    agentId: string,
+    agent: AgentRef,
     leases: readonly workerPb.LeaseRef[],
     ttlMs: number,
   ): Promise<Set<string>> {
@@ -42,8 +86,8 @@ export class WorkQueue {
                 AND w.lease_epoch = l.lease_epoch AND w.status = 'leased'
             RETURNING w.task_id`,
       values: [
-        tenantId,
-        agentId,
+        agent.tenantId,
+        agent.agentId,
         leases.map((l) => l.taskId),
         ttlMs,
         leases.map((l) => l.leaseEpoch),

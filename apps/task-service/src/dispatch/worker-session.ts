@@ -1,5 +1,6 @@
 import type { ServerDuplexStream } from '@grpc/grpc-js';
 import type { workerPb } from '@lib/a2a-protocol';
+import type { AgentRef } from '@lib/tenancy';
 
 /** One connected worker on this replica. */
 export class WorkerSession {
@@ -15,14 +16,13 @@ export class WorkerSession {
 
   constructor(
     readonly workerId: string,
-    readonly tenantId: string,
-    readonly agentId: string,
+    readonly agent: AgentRef,
     readonly capacity: number,
     private readonly call: ServerDuplexStream<workerPb.WorkerMessage, workerPb.PlatformMessage>,
   ) {}
 
   get key(): string {
-    return agentKey(this.tenantId, this.agentId);
+    return agentKey(this.agent);
   }
 
   get free(): number {
@@ -38,6 +38,6 @@ export class WorkerSession {
   }
 }
 
-export function agentKey(tenantId: string, agentId: string): string {
-  return `${tenantId}\u0000${agentId}`;
+export function agentKey(agent: AgentRef): string {
+  return `${agent.tenantId}\u0000${agent.agentId}`;
 }

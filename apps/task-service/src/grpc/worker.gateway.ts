@@ -22,6 +22,7 @@ import {
   type TaskCommand,
   type WorkerUpdate,
 } from '@lib/task-domain';
+import { taskIdOf, type TaskId } from '@lib/tenancy';
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import { randomUUID } from 'node:crypto';
 import { AgentDirectory, type WorkerIdentity } from '../agent-directory';
@@ -141,7 +142,7 @@ export class WorkerGateway {
       return;
     }
     // The agent's settings (its lease TTL among them) are read before the worker gets any work.
-    await this.agents.leasePolicy(identity.tenantId, identity.agentId).catch(() => undefined);
+    await this.agents.leasePolicy(identity).catch(() => undefined);
     const { tenantId, agentId } = identity;
     let session: WorkerSession | null = null;
     const helloTimer = setTimeout(() => {
@@ -166,8 +167,7 @@ export class WorkerGateway {
         const hello = message.hello;
         session = new WorkerSession(
           randomUUID(),
-          tenantId,
-          agentId,
+          { tenantId, agentId },
           Math.max(1, Math.min(hello.maxConcurrentTasks || 1, 1_000)),
           call,
         );
@@ -182,7 +182,7 @@ export class WorkerGateway {
             tenantId,
             agentId,
             heartbeatIntervalMs: this.config.HEARTBEAT_INTERVAL_MS,
-            leaseTtlMs: this.agents.leaseTtlMs(tenantId, agentId),
+            leaseTtlMs: this.agents.leaseTtlMs(identity),
           },
         });
         this.logger.log(`worker ${session.workerId} (${hello.identity}) serves ${agentId}`);
@@ -238,12 +238,7 @@ export class WorkerGateway {
     }
     const countedBefore = new Map(session.inflight);
     const renewed = await this.work
-      .renew(
-        session.tenantId,
-        session.agentId,
-        leases,
-        this.agents.leaseTtlMs(session.tenantId, session.agentId),
-      )
+      .renew(session.agent, leases, this.agents.leaseTtlMs(session.agent))
       .catch((error: unknown) => {
         // Unknown outcome: keep the leases as the worker sees them; the next heartbeat tries again (and the
         // sweeper gives leases a full TTL after a database outage before it expires any).
@@ -338,9 +333,10 @@ export class WorkerGateway {
       now,
     }));
     const key = request.updateId ? `${request.leaseEpoch}:${request.updateId}` : undefined;
-    const after = await this.executeAsWorker(worker, request.taskId, commands, key);
+    const taskId = taskIdOf(request.taskId);
+    const after = await this.executeAsWorker(worker, taskId, commands, key);
     if (after.status === 'present' && after.lease?.epoch !== request.leaseEpoch) {
-      this.releaseSlot(worker.workerId, request.taskId);
+      this.releaseSlot(worker.workerId, taskId);
     }
     return after.version;
   }
@@ -357,8 +353,9 @@ export class WorkerGateway {
       now: this.clock.now(),
     };
     const worker = await this.callingWorker(metadata);
-    const after = await this.executeAsWorker(worker, request.taskId, [command]);
-    this.releaseSlot(worker.workerId, request.taskId);
+    const taskId = taskIdOf(request.taskId);
+    const after = await this.executeAsWorker(worker, taskId, [command]);
+    this.releaseSlot(worker.workerId, taskId);
     return after.version;
   }
 
@@ -377,13 +374,12 @@ export class WorkerGateway {
   /** Runs a worker's commands on one of its agent's tasks (a task of another agent is LEASE_LOST). */
   private async executeAsWorker(
     { identity, workerId }: CallingWorker,
-    taskId: string,
+    taskId: TaskId,
     commands: readonly TaskCommand[],
     idempotencyKey?: string,
   ): Promise<TaskAggregate> {
     const { after } = await this.tasks.execute(
-      identity.tenantId,
-      taskId,
+      { tenantId: identity.tenantId, taskId },
       (state) => {
         if (state.status === 'present' && state.agentId !== identity.agentId) {
           throw new WorkerUpdateRejected('LEASE_LOST', 'the task belongs to another agent');
@@ -400,7 +396,7 @@ export class WorkerGateway {
   }
 
   /** The worker's lease on the task ended: its session (if connected here) has room again. */
-  private releaseSlot(workerId: string, taskId: string): void {
+  private releaseSlot(workerId: string, taskId: TaskId): void {
     const session = this.sessionsById.get(workerId);
     if (session) {
       this.dispatcher.released(session, taskId);

@@ -1,10 +1,11 @@
 import { shownAsTask, type PresentTask, type TaskAggregate } from '@lib/task-domain';
+import { taskIdOf, type TaskId, type TenantId } from '@lib/tenancy';
 import type { PoolClient } from 'pg';
 
 /** A row of `read.task_view`: the task as GetTask/ListTasks serve it, derived only from the task stream. */
 export interface TaskViewRow {
-  tenantId: string;
-  taskId: string;
+  tenantId: TenantId;
+  taskId: TaskId;
   agentId: string;
   ownerId: string;
   contextId: string;
@@ -15,10 +16,10 @@ export interface TaskViewRow {
 }
 
 /** Pure projection of a folded task stream into its view row. */
-export function taskViewRow(tenantId: string, state: PresentTask): TaskViewRow {
+export function taskViewRow(tenantId: TenantId, state: PresentTask): TaskViewRow {
   return {
     tenantId,
-    taskId: state.task.id,
+    taskId: taskIdOf(state.task.id),
     agentId: state.agentId,
     ownerId: state.ownerId,
     contextId: state.task.contextId,
@@ -35,7 +36,7 @@ export function taskViewRow(tenantId: string, state: PresentTask): TaskViewRow {
  */
 export async function upsertTaskView(
   client: PoolClient,
-  tenantId: string,
+  tenantId: TenantId,
   state: TaskAggregate,
   table = 'read.task_view',
 ): Promise<void> {

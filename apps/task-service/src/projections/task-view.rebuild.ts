@@ -1,5 +1,6 @@
 import { readStream, withTransaction } from '@lib/event-store';
 import { foldTask, TASK_STREAM_CATEGORY, type TaskEvent } from '@lib/task-domain';
+import { tenantIdOf } from '@lib/tenancy';
 import type { Pool } from 'pg';
 import { upsertTaskView } from './task-view.projection';
 
@@ -33,8 +34,9 @@ export async function rebuildTaskView(
       [`${TASK_STREAM_CATEGORY}:%`],
     );
     let events = 0;
-    for (const { tenant_id: tenantId, stream_id: streamId } of streams.rows) {
-      const stream = await readStream<TaskEvent>(client, tenantId, streamId);
+    for (const row of streams.rows) {
+      const tenantId = tenantIdOf(row.tenant_id);
+      const stream = await readStream<TaskEvent>(client, tenantId, row.stream_id);
       events += stream.length;
       await upsertTaskView(client, tenantId, foldTask(stream.map((e) => e.event)), table);
     }

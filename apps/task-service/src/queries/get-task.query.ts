@@ -1,4 +1,5 @@
 import { applyHistoryLength, decodeGetTaskRequest, type Task } from '@lib/a2a-protocol';
+import { taskIdOf } from '@lib/tenancy';
 import { Injectable } from '@nestjs/common';
 import type { CallContext, Versioned } from '../call-context';
 import { TaskViews } from './task-views';
@@ -10,7 +11,7 @@ export class GetTaskQuery {
 
   async execute(input: unknown, ctx: CallContext): Promise<Versioned<Task>> {
     const request = decodeGetTaskRequest(input);
-    const record = await this.views.get(ctx, request.id, 'read');
+    const record = await this.views.get(ctx, taskIdOf(request.id), 'read');
     return {
       result: applyHistoryLength(record.task, request.historyLength),
       version: record.version,

@@ -1,4 +1,5 @@
 import type { TaskPushNotificationConfig } from '@lib/a2a-protocol';
+import type { TaskRef } from '@lib/tenancy';
 import { Inject, Injectable } from '@nestjs/common';
 import type { Pool } from 'pg';
 import { PG_POOL } from '../tokens';
@@ -19,16 +20,12 @@ interface PushConfigRow {
 export class PushConfigs {
   constructor(@Inject(PG_POOL) private readonly pool: Pool) {}
 
-  async find(
-    tenantId: string,
-    taskId: string,
-    configId: string,
-  ): Promise<TaskPushNotificationConfig | null> {
+  async find(task: TaskRef, configId: string): Promise<TaskPushNotificationConfig | null> {
     const result = await this.pool.query<PushConfigRow>({
       name: 'push-configs.find',
       text: `SELECT task_id, config_id, url, token, authentication FROM ops.push_configs
               WHERE tenant_id = $1 AND task_id = $2 AND config_id = $3 AND to_generation IS NULL`,
-      values: [tenantId, taskId, configId],
+      values: [task.tenantId, task.taskId, configId],
     });
     const row = result.rows[0];
     return row ? asConfig(row) : null;
@@ -36,8 +33,7 @@ export class PushConfigs {
 
   /** Up to `limit` configs with ids after `after` (all when null), in id order. */
   async page(
-    tenantId: string,
-    taskId: string,
+    task: TaskRef,
     after: string | null,
     limit: number,
   ): Promise<TaskPushNotificationConfig[]> {
@@ -48,7 +44,7 @@ export class PushConfigs {
                 AND ($3::text IS NULL OR config_id > $3)
               ORDER BY config_id
               LIMIT $4`,
-      values: [tenantId, taskId, after, limit],
+      values: [task.tenantId, task.taskId, after, limit],
     });
     return result.rows.map(asConfig);
   }

@@ -9,6 +9,7 @@ import {
   type Task,
 } from '@lib/a2a-protocol';
 import { readsAllTasks } from '@lib/authz';
+import type { TaskId } from '@lib/tenancy';
 import { Inject, Injectable } from '@nestjs/common';
 import type { Pool } from 'pg';
 import type { CallContext } from '../call-context';
@@ -38,7 +39,7 @@ export class TaskViews {
    * The caller's task, or TaskNotFound when it does not exist or belongs to someone else. `read`: a read that
    * the tenant-wide read scope extends to every principal's tasks (writes always take the caller's own).
    */
-  async get(ctx: CallContext, taskId: string, access: TaskAccess = 'own'): Promise<TaskViewRecord> {
+  async get(ctx: CallContext, taskId: TaskId, access: TaskAccess = 'own'): Promise<TaskViewRecord> {
     const found = await this.find(ctx, taskId, access);
     if (!found) {
       throw taskNotFound(taskId);
@@ -48,7 +49,7 @@ export class TaskViews {
 
   async find(
     ctx: CallContext,
-    taskId: string,
+    taskId: TaskId,
     access: TaskAccess = 'own',
   ): Promise<TaskViewRecord | null> {
     const result =

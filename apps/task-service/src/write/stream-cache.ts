@@ -1,4 +1,15 @@
-import type { TaskAggregate } from '@lib/task-domain';
+import { taskStreamId, type TaskAggregate } from '@lib/task-domain';
+import type { TaskRef } from '@lib/tenancy';
+
+declare const STREAM: unique symbol;
+
+/** A task stream's id as the cache is keyed by it: made only by {@link streamIdOf}, from a branded task. */
+export type StreamId = string & { readonly [STREAM]: 'StreamId' };
+
+/** The id of the task's stream. */
+export function streamIdOf(task: TaskRef): StreamId {
+  return taskStreamId(task.tenantId, task.taskId) as StreamId;
+}
 
 /** A task stream's folded state at its version, with the idempotency keys its events carry. */
 export interface CachedStream {
@@ -12,11 +23,11 @@ export interface CachedStream {
  * a stream another writer moved on is re-read after its conflict. Least recently used entries go first.
  */
 export class StreamCache {
-  private readonly entries = new Map<string, CachedStream>();
+  private readonly entries = new Map<StreamId, CachedStream>();
 
   constructor(private readonly capacity: number) {}
 
-  get(streamId: string): CachedStream | undefined {
+  get(streamId: StreamId): CachedStream | undefined {
     const entry = this.entries.get(streamId);
     if (entry) {
       this.entries.delete(streamId);
@@ -26,11 +37,11 @@ export class StreamCache {
   }
 
   /** The entry without marking it used. */
-  peek(streamId: string): CachedStream | undefined {
+  peek(streamId: StreamId): CachedStream | undefined {
     return this.entries.get(streamId);
   }
 
-  set(streamId: string, entry: CachedStream): void {
+  set(streamId: StreamId, entry: CachedStream): void {
     this.entries.delete(streamId);
     this.entries.set(streamId, entry);
     if (this.entries.size > this.capacity) {
@@ -41,7 +52,7 @@ export class StreamCache {
     }
   }
 
-  delete(streamId: string): void {
+  delete(streamId: StreamId): void {
     this.entries.delete(streamId);
   }
 }

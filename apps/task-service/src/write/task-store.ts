@@ -6,6 +6,14 @@ import {
   type TaskAggregate,
   type TaskEvent,
 } from '@lib/task-domain';
+import {
+  taskIdOf,
+  type AgentId,
+  type PrincipalId,
+  type TaskId,
+  type TaskRef,
+  type TenantId,
+} from '@lib/tenancy';
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import type { Pool, PoolClient } from 'pg';
 import { noticesFor } from '../notices';
@@ -23,8 +31,8 @@ export interface StreamHistory {
  * retry; another message under the same messageId is a message of its own.
  */
 export interface MessageIdClaim {
-  agentId: string;
-  principalId: string;
+  agentId: AgentId;
+  principalId: PrincipalId;
   messageId: string;
   digest: string;
 }
@@ -43,7 +51,7 @@ export interface PushConfigSpec {
 
 /** The change of one stream in a batch: events after `expectedVersion`, with everything derived from them. */
 export interface StreamChange {
-  tenantId: string;
+  tenantId: TenantId;
   streamId: string;
   expectedVersion: number;
   events: readonly TaskEvent[];
@@ -51,14 +59,14 @@ export interface StreamChange {
   metadata: EventMetadata;
   after: PresentTask;
   notices: readonly string[];
-  claim?: { taskId: string } & MessageIdClaim;
+  claim?: { taskId: TaskId } & MessageIdClaim;
   /** The webhooks the change's `PushConfigRegistered` events name. */
   pushConfigs?: readonly PushConfigSpec[];
 }
 
 /** The change `events` make to a stream at `before`, with everything derived from it. */
 export function streamChange(
-  tenantId: string,
+  tenantId: TenantId,
   streamId: string,
   before: TaskAggregate,
   events: readonly TaskEvent[],
@@ -86,9 +94,7 @@ function changesPushConfigs(change: StreamChange): boolean {
   );
 }
 
-interface PushConfigRow {
-  tenantId: string;
-  taskId: string;
+interface PushConfigRow extends TaskRef {
   spec: PushConfigSpec;
   fromGeneration: number;
   createdBy: string;
@@ -104,7 +110,7 @@ export type ChangeRefusal = 'conflict' | 'duplicate';
 export abstract class TaskStore {
   /** The histories of several streams (of one tenant or many); a stream that does not exist is absent. */
   abstract readStreams(
-    streams: readonly { tenantId: string; streamId: string }[],
+    streams: readonly { tenantId: TenantId; streamId: string }[],
     within?: PoolClient,
   ): Promise<Map<string, StreamHistory>>;
 
@@ -119,7 +125,7 @@ export abstract class TaskStore {
   ): Promise<Map<number, ChangeRefusal>>;
 
   /** The task an earlier SendMessage of the same message (messageId and digest) went to. */
-  abstract findMessageId(tenantId: string, claim: MessageIdClaim): Promise<string | null>;
+  abstract findMessageId(tenantId: TenantId, claim: MessageIdClaim): Promise<TaskId | null>;
 }
 
 /** {@link TaskStore} on Postgres: one query per read, one statement (and one commit) per batch. */
@@ -132,7 +138,7 @@ export class PostgresTaskStore extends TaskStore {
   }
 
   async readStreams(
-    streams: readonly { tenantId: string; streamId: string }[],
+    streams: readonly { tenantId: TenantId; streamId: string }[],
     within?: PoolClient,
   ): Promise<Map<string, StreamHistory>> {
     const result = await (within ?? this.pool).query<{
@@ -195,10 +201,9 @@ export class PostgresTaskStore extends TaskStore {
     client: PoolClient,
   ): Promise<void> {
     const registered: PushConfigRow[] = [];
-    const removed: { tenantId: string; taskId: string; configId: string; generation: number }[] =
-      [];
+    const removed: (TaskRef & { configId: string; generation: number })[] = [];
     for (const change of changes) {
-      const taskId = change.after.task.id;
+      const taskId = taskIdOf(change.after.task.id);
       change.events.forEach((event, index) => {
         if (event.type === 'PushConfigRemoved') {
           const generation = change.expectedVersion + index + 1;
@@ -371,7 +376,7 @@ export class PostgresTaskStore extends TaskStore {
     }
   }
 
-  async findMessageId(tenantId: string, claim: MessageIdClaim): Promise<string | null> {
+  async findMessageId(tenantId: TenantId, claim: MessageIdClaim): Promise<TaskId | null> {
     const result = await this.pool.query<{ task_id: string }>({
       name: 'task-store.find-message-id',
       text: `SELECT task_id FROM ops.message_ids
@@ -379,6 +384,7 @@ export class PostgresTaskStore extends TaskStore {
                 AND message_digest = $5`,
       values: [tenantId, claim.agentId, claim.principalId, claim.messageId, claim.digest],
     });
-    return result.rows[0]?.task_id ?? null;
+    const row = result.rows[0];
+    return row ? taskIdOf(row.task_id) : null;
   }
 }

@@ -1,4 +1,5 @@
 import type { PresentTask } from '@lib/task-domain';
+import { taskIdOf, tenantIdOf, type TaskId, type TaskRef } from '@lib/tenancy';
 import { Injectable, type OnModuleDestroy } from '@nestjs/common';
 import type { CallContext } from '../call-context';
 import { NoticeBus } from '../notice-bus';
@@ -29,20 +30,22 @@ export class TaskWatch implements OnModuleDestroy {
     private readonly bus: NoticeBus,
     private readonly views: TaskViews,
   ) {
-    const unsubscribeCommits = writer.onCommitted((tenantId, after) =>
-      this.waiters.get(watchKey(tenantId, after.task.id))?.forEach((w) => w.committed(after)),
+    const unsubscribeCommits = writer.onCommitted((task, after) =>
+      this.waiters.get(watchKey(task))?.forEach((w) => w.committed(after)),
     );
     const unsubscribeNotices = bus.subscribe((notice) => {
       if (notice.k !== 'task') {
         return;
       }
+      // A notice names a task the platform wrote: its ids are trusted, as the rows it was read with.
+      const task: TaskRef = { tenantId: tenantIdOf(notice.t), taskId: taskIdOf(notice.id) };
       // Changes made elsewhere (another replica, the sweeper) make the writer's cached state stale.
-      writer.moved(notice.t, notice.id, notice.v);
+      writer.moved(task, notice.v);
       const tell = (): void =>
-        this.waiters.get(watchKey(notice.t, notice.id))?.forEach((w) => w.noticed(notice.v));
+        this.waiters.get(watchKey(task))?.forEach((w) => w.noticed(notice.v));
       // The notice of a commit of this replica's writer can arrive before the commit's own result: when a
       // batch of it holds the task, its end tells the waiters the new state without a read.
-      const settling = writer.settling(notice.t, notice.id);
+      const settling = writer.settling(task);
       if (settling) {
         void settling.then(tell);
       } else {
@@ -66,13 +69,14 @@ export class TaskWatch implements OnModuleDestroy {
    */
   async waitFor(
     ctx: CallContext,
-    taskId: string,
+    taskId: TaskId,
     done: (record: TaskViewRecord) => boolean,
     timeoutMs: number,
     known?: TaskViewRecord,
     read: () => Promise<TaskViewRecord> = () => this.views.get(ctx, taskId),
   ): Promise<TaskViewRecord> {
-    const key = watchKey(ctx.tenantId, taskId);
+    const task: TaskRef = { tenantId: ctx.tenantId, taskId };
+    const key = watchKey(task);
     // What woke the waiter since it last looked: the newest state committed here, or only "it moved".
     // `seen`: the newest version the waiter knows of; a notice of it or of an older one says nothing new
     // (the notice of the waiter's own accepted message, above all).
@@ -102,7 +106,7 @@ export class TaskWatch implements OnModuleDestroy {
     this.waiters.set(key, waiters);
     const deadline = Date.now() + timeoutMs;
     try {
-      let record = this.newest(ctx, taskId, known) ?? (await read());
+      let record = this.newest(task, known) ?? (await read());
       for (;;) {
         box.seen = Math.max(box.seen, record.version);
         const left = deadline - Date.now();
@@ -134,12 +138,8 @@ export class TaskWatch implements OnModuleDestroy {
   }
 
   /** `known`, or the writer's newer state of the task if it holds one. */
-  private newest(
-    ctx: CallContext,
-    taskId: string,
-    known: TaskViewRecord | undefined,
-  ): TaskViewRecord | undefined {
-    const cached = this.writer.peek(ctx.tenantId, taskId);
+  private newest(task: TaskRef, known: TaskViewRecord | undefined): TaskViewRecord | undefined {
+    const cached = this.writer.peek(task);
     if (known && cached?.status === 'present' && cached.version > known.version) {
       return recordOf(cached);
     }
@@ -160,6 +160,6 @@ export function recordOf(state: PresentTask): TaskViewRecord {
   }
 }
 
-function watchKey(tenantId: string, taskId: string): string {
-  return `${tenantId}\u0000${taskId}`;
+function watchKey(task: TaskRef): string {
+  return `${task.tenantId}\u0000${task.taskId}`;
 }

@@ -2,14 +2,14 @@ import { ConcurrencyConflict, type EventMetadata } from '@lib/event-store';
 import {
   foldTask,
   initialTaskState,
-  taskStreamId,
   type PresentTask,
   type TaskAggregate,
   type TaskEvent,
 } from '@lib/task-domain';
+import type { TaskRef } from '@lib/tenancy';
 import { Injectable } from '@nestjs/common';
 import { IdGenerator } from '../clock';
-import { StreamCache, type CachedStream } from './stream-cache';
+import { StreamCache, streamIdOf, type CachedStream, type StreamId } from './stream-cache';
 import {
   streamChange,
   TaskStore,
@@ -21,10 +21,8 @@ import {
 /** Decides on the freshest state; returning no events changes nothing. */
 export type Decision = (state: TaskAggregate) => TaskEvent[];
 
-/** A change to one task stream, decided by the writer on the stream's current state. */
-export interface WriteCommand {
-  tenantId: string;
-  taskId: string;
+/** A change to one task stream (the task's), decided by the writer on the stream's current state. */
+export interface WriteCommand extends TaskRef {
   decide: Decision;
   metadata: EventMetadata;
   /** The task id was just generated: the stream cannot exist, there is nothing to read. */
@@ -49,18 +47,18 @@ export type WriteOutcome =
   | { kind: 'duplicate' };
 
 /**
- * Told about every change this replica's writer committed, after the commit: the stream's state after it and
- * the events it appended (their versions end at `after.version`).
+ * Told about every change this replica's writer committed, after the commit: the task, the stream's state
+ * after it and the events it appended (their versions end at `after.version`).
  */
 export type CommitListener = (
-  tenantId: string,
+  task: TaskRef,
   after: PresentTask,
   events: readonly TaskEvent[],
 ) => void;
 
 interface Pending {
   command: WriteCommand;
-  streamId: string;
+  streamId: StreamId;
   /** The messageId claim's identity, when the command carries one. */
   claimKey: string | null;
   /** Batches this command was part of that could not write it (conflicts, deadlocks). */
@@ -101,7 +99,7 @@ export class TaskWriter {
    * Streams and messageIds of the batches in flight: a command on one of them waits for its batch. A busy
    * stream maps to the end of its batch (its outcomes resolved, its listeners told).
    */
-  private readonly busyStreams = new Map<string, Promise<void>>();
+  private readonly busyStreams = new Map<StreamId, Promise<void>>();
   private readonly busyClaims = new Set<string>();
   private readonly cache = new StreamCache(CACHE_CAPACITY);
   private readonly listeners = new Set<CommitListener>();
@@ -113,7 +111,7 @@ export class TaskWriter {
 
   write(command: WriteCommand): Promise<WriteOutcome> {
     return new Promise((resolve, reject) => {
-      const streamId = taskStreamId(command.tenantId, command.taskId);
+      const streamId = streamIdOf(command);
       const { claim } = command;
       const claimKey = claim
         ? JSON.stringify([
@@ -135,8 +133,8 @@ export class TaskWriter {
   }
 
   /** The newest state this replica knows of a task, if it holds one (no read). */
-  peek(tenantId: string, taskId: string): TaskAggregate | undefined {
-    return this.cache.get(taskStreamId(tenantId, taskId))?.state;
+  peek(task: TaskRef): TaskAggregate | undefined {
+    return this.cache.get(streamIdOf(task))?.state;
   }
 
   /**
@@ -144,18 +142,18 @@ export class TaskWriter {
    * A notice of a commit can outrun the commit's own result; waiting for the batch tells whether it was this
    * replica's.
    */
-  settling(tenantId: string, taskId: string): Promise<void> | undefined {
-    return this.busyStreams.get(taskStreamId(tenantId, taskId));
+  settling(task: TaskRef): Promise<void> | undefined {
+    return this.busyStreams.get(streamIdOf(task));
   }
 
   /** Another path changed the stream (or may have): decide on a fresh read next time. */
-  forget(tenantId: string, taskId: string): void {
-    this.cache.delete(taskStreamId(tenantId, taskId));
+  forget(task: TaskRef): void {
+    this.cache.delete(streamIdOf(task));
   }
 
   /** The stream reached `version` (a notice): a cached state behind it is forgotten. */
-  moved(tenantId: string, taskId: string, version: number): void {
-    const streamId = taskStreamId(tenantId, taskId);
+  moved(task: TaskRef, version: number): void {
+    const streamId = streamIdOf(task);
     const cached = this.cache.peek(streamId);
     if (cached && cached.state.version < version) {
       this.cache.delete(streamId);
@@ -316,9 +314,7 @@ export class TaskWriter {
         }
         this.cache.set(pending.streamId, { state: after, idempotencyKeys: keys });
         pending.resolve({ kind: 'written', before, after, events: [...change.events] });
-        this.listeners.forEach((listener) =>
-          listener(pending.command.tenantId, after, change.events),
-        );
+        this.listeners.forEach((listener) => listener(pending.command, after, change.events));
       }
     });
     this.queue = [...again, ...this.queue];

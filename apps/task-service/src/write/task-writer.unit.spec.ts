@@ -1,11 +1,14 @@
 import type { EventMetadata } from '@lib/event-store';
 import { decide, decideAll, taskStreamId, type TaskCommand } from '@lib/task-domain';
+import { agentIdOf, principalIdOf, taskIdOf, tenantIdOf, type TaskRef } from '@lib/tenancy';
 import { describe, expect, it } from 'vitest';
 import { CountingIds } from '../../test/support/counting-ids';
 import { InMemoryTaskStore } from '../../test/support/in-memory-task-store';
 import { TaskWriter, type WriteCommand } from './task-writer';
 
 const NOW = new Date('2026-01-01T00:00:00.000Z');
+const ACME = tenantIdOf('acme');
+const task = (taskId: string): TaskRef => ({ tenantId: ACME, taskId: taskIdOf(taskId) });
 const caller: EventMetadata = { actor: { kind: 'caller', id: 'alice' }, binding: 'JSONRPC' };
 const worker = (key?: string): EventMetadata => ({
   actor: { kind: 'agent-worker', id: 'w1' },
@@ -24,12 +27,16 @@ function submit(taskId: string, messageId = `m-${taskId}`): WriteCommand {
     now: NOW,
   };
   return {
-    tenantId: 'acme',
-    taskId,
+    ...task(taskId),
     decide: (state) => decide(command, state),
     metadata: caller,
     fresh: true,
-    claim: { agentId: 'echo', principalId: 'alice', messageId, digest: `d-${messageId}` },
+    claim: {
+      agentId: agentIdOf('echo'),
+      principalId: principalIdOf('alice'),
+      messageId,
+      digest: `d-${messageId}`,
+    },
   };
 }
 
@@ -67,8 +74,7 @@ describe('TaskWriter', () => {
       decide: (s) => decideAll([submitCommand('t1'), lease], s),
     });
     const outcome = await writer.write({
-      tenantId: 'acme',
-      taskId: 't1',
+      ...task('t1'),
       decide: (s) => decideAll([status('TASK_STATE_WORKING'), status('TASK_STATE_COMPLETED')], s),
       metadata: worker('1:u1'),
     });
@@ -148,8 +154,7 @@ describe('TaskWriter', () => {
       },
     ]);
     const grant = await writer.write({
-      tenantId: 'acme',
-      taskId: 't1',
+      ...task('t1'),
       decide: (s) => decide(lease, s),
       metadata: caller,
       reread: true,
@@ -158,10 +163,10 @@ describe('TaskWriter', () => {
     expect(store.reads).toBe(1);
 
     await writer.write(submit('t2'));
-    writer.moved('acme', 't2', 1);
-    expect(writer.peek('acme', 't2')?.version).toBe(1);
-    writer.moved('acme', 't2', 2);
-    expect(writer.peek('acme', 't2')).toBeUndefined();
+    writer.moved(task('t2'), 1);
+    expect(writer.peek(task('t2'))?.version).toBe(1);
+    writer.moved(task('t2'), 2);
+    expect(writer.peek(task('t2'))).toBeUndefined();
   });
 
   it('reports a messageId claimed before as a duplicate and writes nothing for it', async () => {
@@ -179,7 +184,7 @@ describe('TaskWriter', () => {
       decide: (s) => decideAll([submitCommand('t1'), lease], s),
     });
     const first = await writer.write(update('t1', 'TASK_STATE_WORKING', '1:same'));
-    writer.forget('acme', 't1');
+    writer.forget(task('t1'));
     const repeat = await writer.write(update('t1', 'TASK_STATE_WORKING', '1:same'));
     expect(first.kind).toBe('written');
     expect(repeat.kind).toBe('unchanged');
@@ -190,8 +195,7 @@ describe('TaskWriter', () => {
     const { writer } = setUp();
     const [bad, good] = await Promise.allSettled([
       writer.write({
-        tenantId: 'acme',
-        taskId: 'missing',
+        ...task('missing'),
         decide: (s) => decide(status('TASK_STATE_WORKING'), s),
         metadata: worker(),
       }),
@@ -239,9 +243,7 @@ describe('TaskWriter', () => {
   it('tells commit listeners about every change it wrote', async () => {
     const { writer } = setUp();
     const seen: string[] = [];
-    writer.onCommitted((tenantId, after) =>
-      seen.push(`${tenantId}/${after.task.id}@${after.version}`),
-    );
+    writer.onCommitted((ref, after) => seen.push(`${ref.tenantId}/${ref.taskId}@${after.version}`));
     await Promise.all([writer.write(submit('t1')), writer.write(submit('t2'))]);
     expect(seen).toEqual(['acme/t1@1', 'acme/t2@1']);
   });
@@ -249,22 +251,22 @@ describe('TaskWriter', () => {
   it('says when a batch holding a task is over, after its commit listeners heard of it', async () => {
     const { store, writer } = setUp();
     const told: string[] = [];
-    writer.onCommitted((_tenantId, after) => told.push(after.task.id));
-    expect(writer.settling('acme', 't1')).toBeUndefined();
+    writer.onCommitted((_task, after) => told.push(after.task.id));
+    expect(writer.settling(task('t1'))).toBeUndefined();
     let commit: () => void = () => undefined;
     store.hold = new Promise<void>((resolve) => {
       commit = resolve;
     });
     const written = writer.write(submit('t1'));
     await until(() => store.appending === 1);
-    const settling = writer.settling('acme', 't1');
+    const settling = writer.settling(task('t1'));
     expect(settling).toBeInstanceOf(Promise);
-    expect(writer.settling('acme', 't2')).toBeUndefined();
+    expect(writer.settling(task('t2'))).toBeUndefined();
     commit();
     await settling;
     expect(told).toEqual(['t1']);
     expect((await written).kind).toBe('written');
-    expect(writer.settling('acme', 't1')).toBeUndefined();
+    expect(writer.settling(task('t1'))).toBeUndefined();
   });
 });
 
@@ -295,8 +297,7 @@ function update(
   key: string,
 ): WriteCommand {
   return {
-    tenantId: 'acme',
-    taskId,
+    ...task(taskId),
     decide: (s) => decide(status(state), s),
     metadata: worker(key),
   };

@@ -1,4 +1,5 @@
 import type { PresentTask, TaskEvent } from '@lib/task-domain';
+import type { TaskId, TenantId } from '@lib/tenancy';
 import {
   TaskStore,
   type ChangeRefusal,
@@ -21,7 +22,7 @@ export class InMemoryTaskStore extends TaskStore {
   /** The latest state of every task written, as the task view would hold it. */
   readonly views = new Map<string, PresentTask>();
   /** Claimed messages (messageId and digest) and their tasks. */
-  readonly messageIds = new Map<string, string>();
+  readonly messageIds = new Map<string, TaskId>();
   /** Every batch appended (after scripted failures), in order. */
   readonly batches: StreamChange[][] = [];
   reads = 0;
@@ -35,7 +36,7 @@ export class InMemoryTaskStore extends TaskStore {
   beforeAppend: (changes: readonly StreamChange[]) => void = () => undefined;
 
   readStreams(
-    streams: readonly { tenantId: string; streamId: string }[],
+    streams: readonly { tenantId: TenantId; streamId: string }[],
   ): Promise<Map<string, StreamHistory>> {
     this.reads += 1;
     const found = new Map<string, StreamHistory>();
@@ -93,7 +94,7 @@ export class InMemoryTaskStore extends TaskStore {
     return refused;
   }
 
-  findMessageId(tenantId: string, claim: MessageIdClaim): Promise<string | null> {
+  findMessageId(tenantId: TenantId, claim: MessageIdClaim): Promise<TaskId | null> {
     return Promise.resolve(this.messageIds.get(messageKey(tenantId, claim)) ?? null);
   }
 
@@ -105,7 +106,7 @@ export class InMemoryTaskStore extends TaskStore {
   }
 }
 
-function messageKey(tenantId: string, claim: MessageIdClaim): string {
+function messageKey(tenantId: TenantId, claim: MessageIdClaim): string {
   return JSON.stringify([
     tenantId,
     claim.agentId,
