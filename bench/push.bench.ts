@@ -37,7 +37,6 @@ import { loadConfig, pushDispatcherSchema, testSchema } from '@lib/config';
 import { taskStreamId } from '@lib/task-domain';
 import {
   createTestDatabase,
-  freePort,
   KAFKA_VERSION,
   kafkaBrokers,
   PlatformProcess,
@@ -322,7 +321,6 @@ async function startDispatcher(
     PUSH_ALLOWLIST: JSON.stringify({ [TENANT]: ['127.0.0.1'] }),
     AGENT_CARD_SIGNING_KEY_FILE: infra.keyFile,
     PUSH_RECONCILE_INTERVAL_MS: '3600000',
-    PUSH_DISPATCHER_PORT: String(await freePort()),
     REDIS_URL: infra.redisUrl,
     ...extraEnv,
   };

@@ -3,7 +3,8 @@
  * with its relay and push dispatcher, the real Kafka broker, Redis and a receiver on 127.0.0.1 (allowlisted
  * for the demo tenant). A task of the echo agent with an inline config must reach the receiver as the
  * StreamResponses a stream shows, in generation order, signed, with the config's headers; failures are
- * retried; permanent ones are dead-lettered, listed and redriven by the operator.
+ * retried; permanent ones are dead-lettered, listed and redriven by operators through the admin API and its
+ * CLI (platform admins, and the tenant's own admins only), every redrive audited.
  */
 import { processEnv } from '@lib/config';
 import { freePort, kafkaBrokers, repoRoot, uniqueTopic } from '@lib/testing';
@@ -17,7 +18,7 @@ import { eventually, rawRpc, rawUserMessage, request, sentTask } from './support
 import { bootStandalone, type Standalone } from './support/platform';
 import { WebhookReceiver, type ReceivedPost } from './support/webhook-receiver';
 
-const ADMIN_TOKEN = `push-admin-${randomUUID()}`;
+const ADMIN_TOKEN = `bootstrap-${randomUUID()}`;
 
 let platform: Standalone;
 let receiver: WebhookReceiver;
@@ -49,24 +50,55 @@ function shape(posts: readonly ReceivedPost[]): string[] {
   });
 }
 
-async function admin(path: string, method = 'GET'): Promise<{ status: number; body: unknown }> {
-  const response = await fetch(`${platform.baseUrl}/admin/push/${path}`, {
-    method,
-    headers: { Authorization: `Bearer ${ADMIN_TOKEN}` },
-  });
-  return { status: response.status, body: await response.json() };
+interface Delivery {
+  deliveryId: string;
+  taskId: string;
+  state: string;
+  attempts: number;
 }
 
-/** `npm run push -- …`: the operators' command line, against this platform. */
+interface Answer {
+  status: number;
+  body: Record<string, unknown>;
+  headers: Headers;
+}
+
+/** One admin API call (`token` null: without credentials). */
+async function admin(
+  method: string,
+  path: string,
+  token: string | null = ADMIN_TOKEN,
+  body?: unknown,
+): Promise<Answer> {
+  const response = await fetch(`${platform.baseUrl}/admin/v1${path}`, {
+    method,
+    headers: {
+      ...(token !== null ? { Authorization: `Bearer ${token}` } : {}),
+      ...(body !== undefined ? { 'Content-Type': 'application/json' } : {}),
+    },
+    ...(body !== undefined ? { body: JSON.stringify(body) } : {}),
+  });
+  const text = await response.text();
+  return {
+    status: response.status,
+    body: text ? (JSON.parse(text) as Record<string, unknown>) : {},
+    headers: response.headers,
+  };
+}
+
+/** The deliveries of a list answer. */
+const deliveriesOf = (answer: Answer): Delivery[] => answer.body['deliveries'] as Delivery[];
+
+/** `npm run admin -- …`: the operators' command line, against this platform. */
 async function cli(args: string[]): Promise<{ code: number | null; stdout: string }> {
   const child = spawn(
     process.execPath,
-    [join(repoRoot(), 'dist', 'apps', 'push-dispatcher', 'src', 'cli.js'), ...args],
+    [join(repoRoot(), 'dist', 'apps', 'admin-api', 'src', 'cli.js'), ...args],
     {
       env: {
         PATH: processEnv()['PATH'] ?? '',
-        PUSH_ADMIN_URL: platform.baseUrl,
-        PUSH_ADMIN_TOKEN: ADMIN_TOKEN,
+        ADMIN_API_URL: platform.baseUrl,
+        ADMIN_TOKEN,
       },
       stdio: ['ignore', 'pipe', 'inherit'],
     },
@@ -95,7 +127,9 @@ beforeAll(async () => {
     PUSH_BACKOFF_BASE_MS: '100',
     PUSH_BACKOFF_CAP_MS: '400',
     PUSH_MAX_ATTEMPTS: '4',
-    PUSH_ADMIN_TOKEN: ADMIN_TOKEN,
+    // Only the redrive's own lane job can send a redriven delivery within the tests' waits.
+    PUSH_RECONCILE_INTERVAL_MS: '3600000',
+    ADMIN_BOOTSTRAP_TOKEN: ADMIN_TOKEN,
   });
   const keys = (await (
     await fetch(`${platform.baseUrl}/.well-known/jwks.json`)
@@ -176,8 +210,8 @@ describe('push notifications, end to end', () => {
     const task = await echoWithWebhook({ url: receiver.url('/hooks/gone') }, 'refused');
     const dead = await eventually(
       async () =>
-        (await admin(`deliveries?tenant=demo&task=${task.id}&state=dead`)).body as {
-          deliveries: { deliveryId: string }[];
+        (await admin('GET', `/tenants/demo/push-deliveries?task=${task.id}&state=dead`)).body as {
+          deliveries: Delivery[];
         },
       (body) => body.deliveries.length >= 4,
       30_000,
@@ -193,11 +227,11 @@ describe('push notifications, end to end', () => {
     expect(receiver.posts.filter((p) => p.taskId === task.id)).toHaveLength(4);
     receiver.answering = () => 200;
     // The operators' command line sees the same, and redrives the oldest one.
-    const listed = await cli(['list', '--tenant', 'demo', '--task', task.id, '--state', 'dead']);
+    const listed = await cli(['push', 'list', 'demo', '--task', task.id, '--state', 'dead']);
     expect(listed.code).toBe(0);
     expect(JSON.parse(listed.stdout)).toStrictEqual(dead);
     const first = dead.deliveries[dead.deliveries.length - 1]!;
-    const redriven = await cli(['redrive', '--tenant', 'demo', first.deliveryId]);
+    const redriven = await cli(['push', 'redrive', 'demo', first.deliveryId]);
     expect(redriven.code).toBe(0);
     expect(JSON.parse(redriven.stdout)).toMatchObject({
       delivery: { deliveryId: first.deliveryId, state: 'pending', attempts: 0 },
@@ -207,12 +241,119 @@ describe('push notifications, end to end', () => {
       (got) => got.length === 1,
     );
     expect(accepted[0]?.deliveryId).toBe(first.deliveryId);
-    expect((await admin(`deliveries/${first.deliveryId}/redrive?tenant=demo`, 'POST')).status).toBe(
-      404,
+    // Delivered now: not dead, so not redriven again.
+    const again = await admin('POST', `/tenants/demo/push-deliveries/${first.deliveryId}/redrive`);
+    expect(again.status).toBe(404);
+    expect(
+      (await admin('GET', `/tenants/other/push-deliveries?task=${task.id}`)).body,
+    ).toStrictEqual({ deliveries: [] });
+  });
+
+  it('a tenant’s admins list and redrive its deliveries; another tenant’s admin finds none, and redrives are audited', async () => {
+    const tenantAdmin = async (tenant: string, principalId: string): Promise<string> => {
+      const issued = await admin('POST', `/tenants/${tenant}/api-keys`, ADMIN_TOKEN, {
+        principalId,
+        scopes: ['tenant:admin'],
+      });
+      expect(issued.status, JSON.stringify(issued.body)).toBe(201);
+      return issued.body['secret'] as string;
+    };
+    expect(
+      (await admin('POST', '/tenants', ADMIN_TOKEN, { tenantId: 'acme', displayName: 'Acme' }))
+        .status,
+    ).toBe(201);
+    const demoAdmin = await tenantAdmin('demo', 'demo-ops');
+    const acmeAdmin = await tenantAdmin('acme', 'acme-ops');
+
+    receiver.answering = () => 410;
+    const task = await echoWithWebhook({ url: receiver.url('/hooks/refusing') }, 'refused again');
+    const listPath = `/tenants/demo/push-deliveries?task=${task.id}`;
+    const dead = deliveriesOf(
+      await eventually(
+        () => admin('GET', `${listPath}&state=dead`, demoAdmin),
+        (answer) => answer.status === 200 && deliveriesOf(answer).length >= 4,
+        30_000,
+      ),
     );
-    expect((await admin(`deliveries?tenant=other&task=${task.id}`)).body).toStrictEqual({
+    const ids = dead.map((d) => d.deliveryId);
+
+    // Pages of two, one after the other, give the same deliveries.
+    const first = await admin('GET', `${listPath}&limit=2`, demoAdmin);
+    const cursor = first.body['nextCursor'] as string;
+    expect(deliveriesOf(first)).toHaveLength(2);
+    const second = await admin('GET', `${listPath}&limit=2&cursor=${cursor}`, demoAdmin);
+    expect(second.body['nextCursor']).toBeUndefined();
+    expect(
+      [...deliveriesOf(first), ...deliveriesOf(second)].map((d) => d.deliveryId),
+    ).toStrictEqual(ids);
+
+    // Bad input: 400 naming the parameter.
+    for (const [query, field] of [
+      ['state=lost', 'state'],
+      ['limit=0', 'limit'],
+      ['cursor=not-a-cursor', 'cursor'],
+    ]) {
+      const bad = await admin('GET', `${listPath}&${query}`, demoAdmin);
+      expect(bad.status, query).toBe(400);
+      expect((bad.body['error'] as { fields: { field: string }[] }).fields).toStrictEqual([
+        { field, description: expect.any(String) },
+      ]);
+    }
+
+    // Another tenant's admin: the tenant does not exist for it, and nothing changes.
+    const target = ids[ids.length - 1]!;
+    const redrivePath = `/tenants/demo/push-deliveries/${target}/redrive`;
+    expect((await admin('GET', listPath, acmeAdmin)).status).toBe(404);
+    expect((await admin('POST', redrivePath, acmeAdmin)).status).toBe(404);
+    expect((await admin('GET', '/tenants/acme/push-deliveries', acmeAdmin)).body).toStrictEqual({
       deliveries: [],
     });
+    // Without credentials: 401 with the Bearer challenge.
+    for (const [method, path] of [
+      ['GET', listPath],
+      ['POST', redrivePath],
+    ] as const) {
+      const anonymous = await admin(method, path, null);
+      expect(anonymous.status).toBe(401);
+      expect(anonymous.headers.get('www-authenticate')).toMatch(/^Bearer/);
+    }
+    expect(
+      deliveriesOf(await admin('GET', `${listPath}&state=dead`)).map((d) => d.deliveryId),
+    ).toStrictEqual(ids);
+
+    // The tenant's own admin redrives; the dispatcher sends it at once.
+    receiver.answering = () => 200;
+    const redriven = await admin('POST', redrivePath, demoAdmin);
+    expect(redriven).toMatchObject({
+      status: 200,
+      body: { delivery: { deliveryId: target, state: 'pending', attempts: 0 } },
+    });
+    const accepted = await eventually(
+      () => Promise.resolve(receiver.acceptedOf(task.id)),
+      (got) => got.length === 1,
+    );
+    expect(accepted[0]?.deliveryId).toBe(target);
+    expect((await admin('POST', redrivePath, demoAdmin)).status).toBe(404);
+
+    const trail = await admin('GET', '/tenants/demo/audit?operation=admin.push-delivery.redrive');
+    const records = trail.body['records'] as {
+      principalId: string;
+      outcome: string;
+      resource: string;
+    }[];
+    expect(records).toContainEqual(
+      expect.objectContaining({
+        principalId: 'demo-ops',
+        outcome: 'ok',
+        resource: `push-delivery/${target}`,
+      }),
+    );
+    expect(records).toContainEqual(
+      expect.objectContaining({ principalId: 'acme-ops', outcome: 'denied' }),
+    );
+    expect(records).toContainEqual(
+      expect.objectContaining({ principalId: 'demo-ops', outcome: 'failed' }),
+    );
   });
 
   it('the example receiver (examples/push-receiver) verifies, dedupes and prints a task in order', async () => {
@@ -253,9 +394,10 @@ describe('push notifications, end to end', () => {
     ]);
   });
 
-  it('refuses the admin routes without the operator token', async () => {
-    const response = await fetch(`${platform.baseUrl}/admin/push/deliveries?tenant=demo`);
-    expect(response.status).toBe(401);
-    expect(response.headers.get('www-authenticate')).toMatch(/^Bearer/);
+  it('the dispatcher’s own routes are gone: deliveries are operated through the admin API only', async () => {
+    const response = await fetch(`${platform.baseUrl}/admin/push/deliveries?tenant=demo`, {
+      headers: { Authorization: `Bearer ${ADMIN_TOKEN}` },
+    });
+    expect(response.status).toBe(404);
   });
 });

@@ -48,7 +48,6 @@ let dispatcherEnv: Record<string, string>;
 async function startDispatcher(env: Record<string, string> = {}): Promise<PlatformProcess> {
   const proc = new PlatformProcess('push-dispatcher', 'apps/push-dispatcher/src/main.js', [], {
     ...dispatcherEnv,
-    PUSH_DISPATCHER_PORT: String(await freePort()),
     ...env,
   }).start();
   dispatchers.push(proc);

@@ -3,11 +3,13 @@ import {
   adminApiSchema,
   loadConfig,
   postgresSchema,
+  pushDispatcherSchema,
   quotaSchema,
   type AdminApiConfig,
 } from '@lib/config';
 import { createPool } from '@lib/event-store';
-import { AgentStore, CredentialStore, IssuerStore, TenantStore } from '@lib/tenancy';
+import { PushDeliveryStore } from '@lib/push';
+import { AgentStore, CredentialStore, IssuerStore, quotaRedis, TenantStore } from '@lib/tenancy';
 import {
   Inject,
   Logger,
@@ -17,6 +19,7 @@ import {
   type NestModule,
   type OnApplicationShutdown,
 } from '@nestjs/common';
+import type { Redis } from 'ioredis';
 import type { Pool } from 'pg';
 import { AdminAudit } from './admin-audit';
 import { AdminAuditInterceptor } from './admin-audit.interceptor';
@@ -31,12 +34,19 @@ import {
 import { IssuersController } from './issuers.controller';
 import { JsonBodyMiddleware } from './json-body.middleware';
 import { OpenApiController } from './openapi.controller';
+import { PushDeliveriesController } from './push-deliveries.controller';
+import { PushLanes } from './push-lanes';
 import { TenantUsageReader } from './tenant-usage';
 import { TenantsController } from './tenants.controller';
-import { ADMIN_CONFIG, ADMIN_PG_POOL } from './tokens';
+import { ADMIN_CONFIG, ADMIN_PG_POOL, ADMIN_REDIS } from './tokens';
 
 export function adminApiConfigFromEnv(): AdminApiConfig {
-  return loadConfig(postgresSchema.merge(adminApiSchema).merge(quotaSchema));
+  return loadConfig(
+    postgresSchema
+      .merge(adminApiSchema)
+      .merge(quotaSchema)
+      .merge(pushDispatcherSchema.pick({ PUSH_QUEUE_PREFIX: true })),
+  );
 }
 
 /** The controllers of the admin API: every route under `/admin/v1`. */
@@ -48,23 +58,27 @@ export const ADMIN_CONTROLLERS = [
   AdminKeysController,
   IssuersController,
   AuditController,
+  PushDeliveriesController,
 ];
 
-class AdminPoolCloser implements OnApplicationShutdown {
+class AdminConnectionsCloser implements OnApplicationShutdown {
   constructor(
     @Inject(ADMIN_PG_POOL) private readonly pool: Pool,
+    @Inject(ADMIN_REDIS) private readonly redis: Redis,
     private readonly audit: AuditWriter,
   ) {}
 
   async onApplicationShutdown(): Promise<void> {
     await this.audit.close();
     await this.pool.end();
+    this.redis.disconnect();
   }
 }
 
 /**
  * Composition root of the admin API (`/admin/v1`, OpenAPI at `/admin/v1/openapi.json`): tenants, agents,
- * credentials. Runs as its own deployable (main.ts) and inside the standalone process.
+ * credentials, issuers, audit, webhook deliveries. Runs as its own deployable (main.ts) and inside the
+ * standalone process.
  */
 @Module({})
 export class AdminApiModule implements NestModule {
@@ -83,7 +97,11 @@ export class AdminApiModule implements NestModule {
               warn: (message) => Logger.warn(message, 'AdminPool'),
             }),
         },
-        AdminPoolCloser,
+        {
+          provide: ADMIN_REDIS,
+          useFactory: () => quotaRedis(config.REDIS_URL, 'a2a-admin:redis'),
+        },
+        AdminConnectionsCloser,
         {
           provide: TenantStore,
           useFactory: (pool: Pool) => new TenantStore(pool),
@@ -115,6 +133,12 @@ export class AdminApiModule implements NestModule {
           useFactory: (pool: Pool) => new AuditLog(pool),
           inject: [ADMIN_PG_POOL],
         },
+        {
+          provide: PushDeliveryStore,
+          useFactory: (pool: Pool) => new PushDeliveryStore(pool),
+          inject: [ADMIN_PG_POOL],
+        },
+        PushLanes,
         TenantUsageReader,
         AdminAudit,
         AdminAuditInterceptor,

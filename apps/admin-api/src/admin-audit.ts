@@ -67,6 +67,7 @@ function resourceOf(req: AdminRequest, tenant: string | null): string | null {
     typeof id === 'string' && id !== '' ? `${kind}/${id.slice(0, 128)}` : null;
   return (
     named('worker-credential', p['credentialId']) ??
+    named('push-delivery', p['deliveryId']) ??
     named(req.path.includes('/admin-keys') ? 'admin-key' : 'api-key', p['keyId']) ??
     named('agent', p['agentId']) ??
     named('tenant', tenant)

@@ -1,4 +1,5 @@
 import { InvalidAuditQuery } from '@lib/audit';
+import { InvalidDeliveryQuery } from '@lib/push';
 import { Conflict, InvalidInput, NotFound } from '@lib/tenancy';
 import {
   Catch,
@@ -33,6 +34,11 @@ export function adminError(thrown: unknown): { status: number; body: AdminErrorB
   }
   if (thrown instanceof InvalidAuditQuery) {
     return answer(400, 'INVALID_ARGUMENT', thrown.message);
+  }
+  if (thrown instanceof InvalidDeliveryQuery) {
+    const fields = [{ field: thrown.field, description: thrown.description }];
+    const body = answer(400, 'INVALID_ARGUMENT', thrown.message).body;
+    return { status: 400, body: { error: { ...body.error, fields } } };
   }
   if (thrown instanceof AdminUnauthenticated) {
     return answer(401, 'UNAUTHENTICATED', thrown.message);

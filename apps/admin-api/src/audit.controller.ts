@@ -21,7 +21,7 @@ import { AdminAuditInterceptor } from './admin-audit.interceptor';
 import { AdminErrorsFilter } from './admin-errors.filter';
 import { AdminRoute } from './admin-route';
 import { AdminGuard } from './admin.guard';
-import { tenantParam } from './params';
+import { queryText, tenantParam } from './params';
 
 /**
  * A tenant's audit trail (the platform's own under the tenant id `_platform`): records newest first with
@@ -40,18 +40,7 @@ export class AuditController {
     @Param('tenantId') tenantId: string,
     @Query() query: Record<string, unknown>,
   ): Promise<AuditPage> {
-    const text = (name: string): string | undefined => {
-      const value = query[name];
-      if (value === undefined) {
-        return undefined;
-      }
-      if (typeof value !== 'string' || value === '') {
-        throw new InvalidInput(`query parameter ${name} must be given once, not empty`, [
-          { field: name, description: 'must be given once, not empty' },
-        ]);
-      }
-      return value;
-    };
+    const text = (name: string): string | undefined => queryText(query, name);
     const time = (name: string): Date | undefined => {
       const value = text(name);
       if (value === undefined) {

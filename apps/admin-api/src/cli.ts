@@ -19,6 +19,10 @@ const USAGE = `usage: npm run admin -- <command> [arguments] [options]
   audit query <tenant> [--from <t>] [--to <t>] [--principal <id>] [--operation <op>] [--outcome <o>]
                        [--resource <r>] [--limit <n>] [--cursor <c>]
   audit verify <tenant>
+  push list <tenant> [--task <id>] [--state pending|sending|delivered|dead] [--limit <n>] [--cursor <c>]
+                                    webhook deliveries, newest first
+  push redrive <tenant> <delivery id>
+                                    sends a dead delivery again, from its first attempt
 The admin API is ADMIN_API_URL (default http://127.0.0.1:8080, the standalone process); the token is
 ADMIN_TOKEN (a platform admin token, or a tenant API key with the scope tenant:admin). Answers are printed
 as JSON; the exit code is 1 when the API refused the command or \`audit verify\` found a broken chain.`;
@@ -47,6 +51,8 @@ const OPTIONS = [
   'resource',
   'limit',
   'cursor',
+  'task',
+  'state',
 ] as const;
 
 const segment = (value: string | undefined): string => {
@@ -64,6 +70,32 @@ function quota(value: string | undefined): number | null | undefined {
     return undefined;
   }
   return value === 'none' ? null : Number(value);
+}
+
+/** The options of `audit query` and `push list` that are query parameters of their routes. */
+const AUDIT_FILTERS = [
+  'from',
+  'to',
+  'principal',
+  'operation',
+  'outcome',
+  'resource',
+  'limit',
+  'cursor',
+] as const;
+const PUSH_FILTERS = ['task', 'state', 'limit', 'cursor'] as const;
+
+/** `?name=value&…` of the options given among `names`, or nothing. */
+function search(options: Options, names: readonly string[]): string {
+  const query = new URLSearchParams();
+  for (const name of names) {
+    const value = options[name];
+    if (value !== undefined) {
+      query.set(name, value);
+    }
+  }
+  const text = query.toString();
+  return text ? `?${text}` : '';
 }
 
 /** The HTTP call a command line stands for. */
@@ -152,28 +184,14 @@ function callOf(positionals: readonly string[], options: Options): Call {
       return { method: 'GET', path: '/admin/v1/admin-keys' };
     case 'admin-keys revoke':
       return { method: 'DELETE', path: `/admin/v1/admin-keys/${segment(a)}` };
-    case 'audit query': {
-      const query = new URLSearchParams();
-      for (const name of [
-        'from',
-        'to',
-        'principal',
-        'operation',
-        'outcome',
-        'resource',
-        'limit',
-        'cursor',
-      ]) {
-        const value = options[name];
-        if (value !== undefined) {
-          query.set(name, value);
-        }
-      }
-      const search = query.toString();
-      return { method: 'GET', path: `${t()}/audit${search ? `?${search}` : ''}` };
-    }
+    case 'audit query':
+      return { method: 'GET', path: `${t()}/audit${search(options, AUDIT_FILTERS)}` };
     case 'audit verify':
       return { method: 'POST', path: `${t()}/audit/verify` };
+    case 'push list':
+      return { method: 'GET', path: `${t()}/push-deliveries${search(options, PUSH_FILTERS)}` };
+    case 'push redrive':
+      return { method: 'POST', path: `${t()}/push-deliveries/${segment(b)}/redrive` };
     default:
       throw new UsageError();
   }

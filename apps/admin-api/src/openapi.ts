@@ -1,4 +1,5 @@
 import { TENANT_SCOPES } from '@lib/authz';
+import { DELIVERY_STATES, MAX_DELIVERY_PAGE_SIZE } from '@lib/push';
 import type { AdminPermission } from './admin-route';
 
 /** An operation of the document: what the route-consistency test compares with the controllers. */
@@ -33,7 +34,7 @@ const ERROR_TEXT: Record<number, string> = {
   400: 'invalid input: nothing changed; `fields` names each bad field',
   401: 'missing, unknown, revoked or expired credential (`WWW-Authenticate: Bearer`)',
   403: 'the credential may not do this',
-  404: 'no such tenant, agent or credential (also for another tenant’s)',
+  404: 'no such tenant, agent, credential or delivery (also for another tenant’s)',
   409: 'the operation does not fit the current state',
 };
 
@@ -60,7 +61,8 @@ export const ADMIN_OPENAPI = {
     title: 'A2A platform admin API',
     version: '1.0.0',
     description:
-      'Operate the platform: tenants, their agents, API keys, worker credentials. Authenticate with ' +
+      'Operate the platform: tenants, their agents, API keys, worker credentials, OIDC issuers, the audit ' +
+      'trail and webhook deliveries. Authenticate with ' +
       '`Authorization: Bearer <token>`: ADMIN_BOOTSTRAP_TOKEN or an admin key (platform admin), or a ' +
       'tenant API key with the scope tenant:admin (that tenant only).',
   },
@@ -350,6 +352,43 @@ export const ADMIN_OPENAPI = {
         'Verify the hash chain; names the first broken record',
         { 200: ok(ref('AuditVerification')), ...errors(404) },
         { parameters: tenant },
+      ),
+    },
+    '/admin/v1/tenants/{tenantId}/push-deliveries': {
+      get: op(
+        'admin.push-delivery.list',
+        'tenant:admin',
+        'List the tenant’s webhook deliveries (newest first)',
+        { 200: ok(ref('PushDeliveryPage')), ...errors(400, 404) },
+        {
+          parameters: [
+            ...tenant,
+            { name: 'task', in: 'query', schema: { type: 'string' } },
+            { name: 'state', in: 'query', schema: { enum: [...DELIVERY_STATES] } },
+            {
+              name: 'limit',
+              in: 'query',
+              schema: { type: 'integer', minimum: 1, maximum: MAX_DELIVERY_PAGE_SIZE },
+            },
+            { name: 'cursor', in: 'query', schema: { type: 'string' } },
+          ],
+        },
+      ),
+    },
+    '/admin/v1/tenants/{tenantId}/push-deliveries/{deliveryId}/redrive': {
+      post: op(
+        'admin.push-delivery.redrive',
+        'tenant:admin',
+        'Send a dead delivery again, from its first attempt (any other delivery: 404)',
+        {
+          200: ok({
+            type: 'object',
+            required: ['delivery'],
+            properties: { delivery: ref('PushDelivery') },
+          }),
+          ...errors(404),
+        },
+        { parameters: path('tenantId', 'deliveryId') },
       ),
     },
     '/admin/v1/admin-keys': {
@@ -686,6 +725,53 @@ export const ADMIN_OPENAPI = {
               },
             },
           },
+        },
+      },
+      PushDelivery: {
+        type: 'object',
+        required: [
+          'deliveryId',
+          'tenantId',
+          'taskId',
+          'configId',
+          'generation',
+          'state',
+          'attempts',
+          'nextAttemptAt',
+          'lastStatus',
+          'lastError',
+          'createdAt',
+          'finishedAt',
+        ],
+        properties: {
+          deliveryId: {
+            type: 'string',
+            format: 'uuid',
+            description: 'X-A2A-Delivery-Id: the same on every attempt and redrive',
+          },
+          tenantId: { type: 'string' },
+          taskId: { type: 'string' },
+          configId: { type: 'string' },
+          generation: { type: 'integer', description: 'the event’s generation (X-A2A-Generation)' },
+          state: { enum: [...DELIVERY_STATES] },
+          attempts: { type: 'integer' },
+          nextAttemptAt: {
+            type: ['string', 'null'],
+            format: 'date-time',
+            description: 'when the next attempt is due (pending deliveries only)',
+          },
+          lastStatus: { type: ['integer', 'null'] },
+          lastError: { type: ['string', 'null'] },
+          createdAt: { type: 'string', format: 'date-time' },
+          finishedAt: { type: ['string', 'null'], format: 'date-time' },
+        },
+      },
+      PushDeliveryPage: {
+        type: 'object',
+        required: ['deliveries'],
+        properties: {
+          deliveries: { type: 'array', items: ref('PushDelivery') },
+          nextCursor: { type: 'string' },
         },
       },
       IssuedAdminKey: {

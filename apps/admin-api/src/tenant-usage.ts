@@ -1,15 +1,9 @@
 import type { AdminApiConfig } from '@lib/config';
-import {
-  quotaRedis,
-  RequestRateCounter,
-  TenantUsage,
-  type TenantId,
-  type TenantQuotas,
-} from '@lib/tenancy';
-import { Inject, Injectable, type OnModuleDestroy } from '@nestjs/common';
+import { RequestRateCounter, TenantUsage, type TenantId, type TenantQuotas } from '@lib/tenancy';
+import { Inject, Injectable } from '@nestjs/common';
 import type { Redis } from 'ioredis';
 import type { Pool } from 'pg';
-import { ADMIN_CONFIG, ADMIN_PG_POOL } from './tokens';
+import { ADMIN_CONFIG, ADMIN_PG_POOL, ADMIN_REDIS } from './tokens';
 
 /** A tenant's quotas as enforced (its own or the platform's defaults) beside what it uses now. */
 export interface UsageReport {
@@ -20,17 +14,16 @@ export interface UsageReport {
 
 /** Reads what a tenant uses of its quotas: the ingress's request counter in Redis, its active tasks. */
 @Injectable()
-export class TenantUsageReader implements OnModuleDestroy {
-  private readonly redis: Redis;
+export class TenantUsageReader {
   private readonly rates: RequestRateCounter;
   private readonly usage: TenantUsage;
 
   constructor(
     @Inject(ADMIN_CONFIG) private readonly config: AdminApiConfig,
     @Inject(ADMIN_PG_POOL) pool: Pool,
+    @Inject(ADMIN_REDIS) redis: Redis,
   ) {
-    this.redis = quotaRedis(config.REDIS_URL, 'a2a-admin:usage');
-    this.rates = new RequestRateCounter(this.redis);
+    this.rates = new RequestRateCounter(redis);
     this.usage = new TenantUsage(pool);
   }
 
@@ -53,9 +46,5 @@ export class TenantUsageReader implements OnModuleDestroy {
         current: await this.usage.activeTasks(tenantId),
       },
     };
-  }
-
-  onModuleDestroy(): void {
-    this.redis.disconnect();
   }
 }

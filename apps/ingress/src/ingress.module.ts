@@ -1,4 +1,4 @@
-import { ingressSchema, loadConfig, postgresSchema, quotaSchema } from '@lib/config';
+import { ingressSchema, loadConfig, oidcSchema, postgresSchema, quotaSchema } from '@lib/config';
 import { createPool } from '@lib/event-store';
 import { ConfigChanges } from '@lib/tenancy';
 import {
@@ -31,7 +31,7 @@ import { TaskEventFeed } from './streaming/task-event-feed';
 import { INGRESS_CONFIG, INGRESS_PG_POOL, type IngressModuleConfig } from './tokens';
 
 export function ingressConfigFromEnv(): IngressModuleConfig {
-  return loadConfig(postgresSchema.merge(ingressSchema).merge(quotaSchema));
+  return loadConfig(postgresSchema.merge(ingressSchema).merge(quotaSchema).merge(oidcSchema));
 }
 
 class IngressPoolCloser implements OnApplicationShutdown {

@@ -1,7 +1,7 @@
-import type { IngressConfig, PostgresConfig, QuotaConfig } from '@lib/config';
+import type { IngressConfig, OidcConfig, PostgresConfig, QuotaConfig } from '@lib/config';
 
 /** What the ingress is configured with (the value behind {@link INGRESS_CONFIG}). */
-export type IngressModuleConfig = IngressConfig & PostgresConfig & QuotaConfig;
+export type IngressModuleConfig = IngressConfig & PostgresConfig & QuotaConfig & OidcConfig;
 
 /** Injection token of the ingress configuration. */
 export const INGRESS_CONFIG = Symbol('INGRESS_CONFIG');

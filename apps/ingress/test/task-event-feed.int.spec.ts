@@ -9,7 +9,7 @@
  * drives the SSE writer over a real socket: a client that goes away must release its subscription.
  */
 import type { Message, TaskStateName, TaskStatus } from '@lib/a2a-protocol';
-import { ingressSchema, loadConfig, postgresSchema, quotaSchema } from '@lib/config';
+import { ingressSchema, loadConfig, oidcSchema, postgresSchema, quotaSchema } from '@lib/config';
 import {
   appendToStream,
   ConcurrencyConflict,
@@ -196,7 +196,7 @@ function sleep(ms: number): Promise<void> {
 }
 
 function feedConfig(maxPending: number) {
-  return loadConfig(postgresSchema.merge(ingressSchema).merge(quotaSchema), {
+  return loadConfig(postgresSchema.merge(ingressSchema).merge(quotaSchema).merge(oidcSchema), {
     POSTGRES_URL: db.url,
     STREAM_MAX_PENDING_EVENTS: String(maxPending),
     // A subscriber that leaves its full buffer alone this long is cut off.

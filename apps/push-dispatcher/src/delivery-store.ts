@@ -1,3 +1,4 @@
+import type { DeliveryState, Lane } from '@lib/push';
 import { Inject, Injectable } from '@nestjs/common';
 import type { Pool } from 'pg';
 import { v5 as uuidv5 } from 'uuid';
@@ -21,12 +22,8 @@ export interface FeedEvent {
   body: string;
 }
 
-/** The deliveries of one (task, config): sent one at a time, in generation order. */
-export interface Lane {
-  tenantId: string;
-  taskId: string;
-  configId: string;
-}
+/** The deliveries of one (task, config), as the lane jobs name them (`@lib/push`). */
+export type { Lane };
 
 /** A lane's identity as a map key. */
 export function laneKey(lane: Lane): string {
@@ -86,39 +83,6 @@ export interface OpenHead {
   attempts: number;
   /** When it may be claimed: the end of its backoff, or of the current claim. */
   due: Date;
-}
-
-export type DeliveryState = 'pending' | 'sending' | 'delivered' | 'dead';
-
-/** A delivery as an operator sees it. */
-export interface DeliveryRecord {
-  deliveryId: string;
-  tenantId: string;
-  taskId: string;
-  configId: string;
-  generation: number;
-  state: DeliveryState;
-  attempts: number;
-  nextAttemptAt: string | null;
-  lastStatus: number | null;
-  lastError: string | null;
-  createdAt: string;
-  finishedAt: string | null;
-}
-
-interface DeliveryRow {
-  delivery_id: string;
-  tenant_id: string;
-  task_id: string;
-  config_id: string;
-  generation: number;
-  state: DeliveryState;
-  attempts: number;
-  next_attempt_at: Date;
-  last_status: number | null;
-  last_error: string | null;
-  created_at: Date;
-  finished_at: Date | null;
 }
 
 /**
@@ -351,68 +315,11 @@ export class DeliveryStore {
       due: row.due,
     }));
   }
-
-  /** A tenant's deliveries (of one task, in one state, when given), newest first, `limit` after `before`. */
-  async list(filter: {
-    tenantId: string;
-    taskId?: string;
-    state?: DeliveryState;
-    limit: number;
-  }): Promise<DeliveryRecord[]> {
-    const result = await this.pool.query<DeliveryRow>({
-      name: 'deliveries.list',
-      text: `SELECT delivery_id, tenant_id, task_id, config_id, generation, state, attempts, next_attempt_at,
-                    last_status, last_error, created_at, finished_at
-               FROM ops.push_deliveries
-              WHERE tenant_id = $1 AND ($2::text IS NULL OR task_id = $2) AND ($3::text IS NULL OR state = $3)
-              ORDER BY created_at DESC, delivery_id
-              LIMIT $4`,
-      values: [filter.tenantId, filter.taskId ?? null, filter.state ?? null, filter.limit],
-    });
-    return result.rows.map(recordOf);
-  }
-
-  /**
-   * Sends a dead delivery again: pending now, attempts from zero. Returns the delivery, or null when there is
-   * no dead delivery with that id in the tenant.
-   */
-  async redrive(tenantId: string, id: string): Promise<DeliveryRecord | null> {
-    const result = await this.pool.query<DeliveryRow>({
-      name: 'deliveries.redrive',
-      text: `UPDATE ops.push_deliveries
-                SET state = 'pending', attempts = 0, next_attempt_at = clock_timestamp(), finished_at = NULL,
-                    last_error = NULL, last_status = NULL
-              WHERE tenant_id = $1 AND delivery_id = $2 AND state = 'dead'
-              RETURNING delivery_id, tenant_id, task_id, config_id, generation, state, attempts,
-                        next_attempt_at, last_status, last_error, created_at, finished_at`,
-      values: [tenantId, id],
-    });
-    const row = result.rows[0];
-    return row ? recordOf(row) : null;
-  }
 }
 
 /** The lanes as the `$1` tenants, `$2` tasks and `$3` configs of a statement that unnests them together. */
 function laneColumns(lanes: readonly Lane[]): [string[], string[], string[]] {
   return [lanes.map((l) => l.tenantId), lanes.map((l) => l.taskId), lanes.map((l) => l.configId)];
-}
-
-function recordOf(row: DeliveryRow): DeliveryRecord {
-  const open = row.state === 'pending';
-  return {
-    deliveryId: row.delivery_id,
-    tenantId: row.tenant_id,
-    taskId: row.task_id,
-    configId: row.config_id,
-    generation: row.generation,
-    state: row.state,
-    attempts: row.attempts,
-    nextAttemptAt: open ? row.next_attempt_at.toISOString() : null,
-    lastStatus: row.last_status,
-    lastError: row.last_error,
-    createdAt: row.created_at.toISOString(),
-    finishedAt: row.finished_at?.toISOString() ?? null,
-  };
 }
 
 /**

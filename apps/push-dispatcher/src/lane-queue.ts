@@ -1,12 +1,13 @@
 import type { PushDispatcherConfig } from '@lib/config';
+import { attemptJobId, LANE_JOB_OPTIONS, LANE_QUEUE, type Lane } from '@lib/push';
 import { Inject, Injectable, Logger, type OnModuleDestroy } from '@nestjs/common';
 import { Queue } from 'bullmq';
 import { Redis } from 'ioredis';
-import type { Lane, OpenHead } from './delivery-store';
+import type { OpenHead } from './delivery-store';
 import { PUSH_CONFIG } from './tokens';
 
-/** The BullMQ queue of lane jobs. */
-export const LANE_QUEUE = 'a2a-push-lanes';
+// The queue's contract is shared with the admin API's redrive (`@lib/push` lane-jobs).
+export { attemptJobId, LANE_QUEUE };
 
 /** A request to drive a lane: deliver its open deliveries, oldest first, from `at` on. */
 export interface LaneRun {
@@ -17,11 +18,6 @@ export interface LaneRun {
    */
   jobId: string;
   at?: Date;
-}
-
-/** The id of the job that makes the next attempt of a delivery that has had `attempts`. */
-export function attemptJobId(deliveryId: string, attempts: number): string {
-  return `a-${deliveryId}-${attempts}`;
 }
 
 /**
@@ -75,7 +71,7 @@ export class LaneQueue implements OnModuleDestroy {
     this.queue = new Queue<Lane>(LANE_QUEUE, {
       connection: this.connection,
       prefix: config.PUSH_QUEUE_PREFIX,
-      defaultJobOptions: { removeOnComplete: true, removeOnFail: true },
+      defaultJobOptions: LANE_JOB_OPTIONS,
     });
     this.queue.on('error', () => undefined);
   }

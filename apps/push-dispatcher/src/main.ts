@@ -24,14 +24,12 @@ async function bootstrap(): Promise<void> {
     () => migrate(config.POSTGRES_URL),
     (message) => console.warn(message),
   );
-  const app = await NestFactory.create(
+  // No HTTP server: operators list and redrive deliveries through the admin API.
+  const app = await NestFactory.createApplicationContext(
     PushDispatcherModule.forRoot(config, { provide: PUSH_SIGNING_KEY, useValue: key }),
   );
   app.enableShutdownHooks();
-  await app.listen(config.PUSH_DISPATCHER_PORT, config.PUSH_DISPATCHER_HOST);
-  new Logger('PushDispatcher').log(
-    `push dispatcher ready (operators: http://${config.PUSH_DISPATCHER_HOST}:${config.PUSH_DISPATCHER_PORT}/admin/push)`,
-  );
+  new Logger('PushDispatcher').log('push dispatcher ready');
 }
 
 exitOnFatalError('PushDispatcher');

@@ -17,7 +17,6 @@ import {
   type Provider,
 } from '@nestjs/common';
 import type { Pool } from 'pg';
-import { DeliveriesController } from './deliveries.controller';
 import { DeliveryStore } from './delivery-store';
 import { FeedConsumer } from './feed-consumer';
 import { LaneQueue } from './lane-queue';
@@ -43,9 +42,10 @@ class PushPoolCloser implements OnApplicationShutdown {
 
 /**
  * Composition root of the push dispatcher (docs/adr/0010-push-notifications.md): the feed consumer that
- * derives deliveries, the lane runner that sends them (BullMQ), the reconciler that rebuilds Redis from
- * Postgres, and the operators' delivery routes. `signingKey` provides PUSH_SIGNING_KEY: the agent-card key,
- * whose JWK Set the ingress publishes; `imports` are the modules it needs.
+ * derives deliveries, the lane runner that sends them (BullMQ), and the reconciler that rebuilds Redis from
+ * Postgres; operators list and redrive deliveries through the admin API. `signingKey` provides
+ * PUSH_SIGNING_KEY: the agent-card key, whose JWK Set the ingress publishes; `imports` are the modules it
+ * needs.
  */
 @Module({})
 export class PushDispatcherModule {
@@ -57,7 +57,6 @@ export class PushDispatcherModule {
     return {
       module: PushDispatcherModule,
       imports,
-      controllers: [DeliveriesController],
       providers: [
         { provide: PUSH_CONFIG, useValue: config },
         {

@@ -162,27 +162,13 @@ export const pushDispatcherSchema = z.object({
   /** Kafka consumer group of the feed consumers. */
   PUSH_CONSUMER_GROUP: z.string().min(1).default('push-dispatcher'),
   /**
-   * Bearer token of the operators' delivery routes (`/admin/push/…`, `npm run push`). Unset: the routes
-   * refuse every request.
-   */
-  PUSH_ADMIN_TOKEN: z.string().min(16).optional(),
-  /** Port of the push dispatcher's HTTP server (its admin routes) when it runs as its own process. */
-  PUSH_DISPATCHER_PORT: port.default(8090),
-  PUSH_DISPATCHER_HOST: z.string().default('127.0.0.1'),
-  /**
    * Prefix of the dispatcher's BullMQ keys in Redis: platforms that share a Redis need their own (their lane
-   * jobs would otherwise run against each other's databases).
+   * jobs would otherwise run against each other's databases). The admin API schedules redriven deliveries
+   * under it too.
    */
   PUSH_QUEUE_PREFIX: z.string().min(1).default('a2a-push'),
   /** BullMQ's Redis (schedules attempts; the truth is in Postgres). */
   REDIS_URL: z.string().default('redis://127.0.0.1:6379'),
-});
-
-/** The operators' command line over the push dispatcher's delivery routes (`npm run push`). */
-export const pushAdminClientSchema = z.object({
-  /** Where the delivery routes are served: the standalone process, or a push dispatcher. */
-  PUSH_ADMIN_URL: z.string().url().default('http://127.0.0.1:8080'),
-  PUSH_ADMIN_TOKEN: z.string().min(1),
 });
 
 /** Tenant quotas, enforced by every ingress replica (counted in Redis, shared). */
@@ -195,22 +181,35 @@ export const quotaSchema = z.object({
   REDIS_URL: z.string().default('redis://127.0.0.1:6379'),
 });
 
-/** The admin API: tenants, agents, credentials, issuers, audit (`apps/admin-api`). */
-export const adminApiSchema = z.object({
-  /** Port of the admin API when it runs as its own process (the standalone serves it on INGRESS_PORT). */
-  ADMIN_API_PORT: port.default(8070),
-  ADMIN_API_HOST: z.string().default('127.0.0.1'),
+/**
+ * OIDC issuers of tenants (`@lib/tenancy` oidc): the admin API registers them, the ingress fetches their
+ * JWK Sets.
+ */
+export const oidcSchema = z.object({
   /**
-   * A platform-admin bearer token accepted from configuration, for the first start (before any admin key
-   * exists) and for automation that holds a secret store. Unset: only admin keys issued through the API.
-   */
-  ADMIN_BOOTSTRAP_TOKEN: z.string().min(24).optional(),
-  /**
-   * Accept `http` issuer and JWKS URLs of OIDC issuers on loopback hosts (local identity providers, tests).
-   * Any other host always needs `https`.
+   * Local identity providers (tests, development): accept `http` issuer and JWKS URLs on loopback hosts, and
+   * fetch JWK Sets from loopback addresses. Any other host always needs `https`, and no other reserved
+   * address (private, link-local, metadata, …) is ever fetched from.
    */
   OIDC_ALLOW_INSECURE_LOOPBACK: bool.default('false'),
 });
+
+/**
+ * The admin API: tenants, agents, credentials, issuers, audit, webhook deliveries (`apps/admin-api`). It
+ * schedules redriven deliveries on the push dispatcher's queue: see {@link AdminApiConfig}.
+ */
+export const adminApiSchema = z
+  .object({
+    /** Port of the admin API when it runs as its own process (the standalone serves it on INGRESS_PORT). */
+    ADMIN_API_PORT: port.default(8070),
+    ADMIN_API_HOST: z.string().default('127.0.0.1'),
+    /**
+     * A platform-admin bearer token accepted from configuration, for the first start (before any admin key
+     * exists) and for automation that holds a secret store. Unset: only admin keys issued through the API.
+     */
+    ADMIN_BOOTSTRAP_TOKEN: z.string().min(24).optional(),
+  })
+  .merge(oidcSchema);
 
 /** The operators' command line over the admin API (`npm run admin`). */
 export const adminClientSchema = z.object({
@@ -271,7 +270,15 @@ export type PushDispatcherConfig = z.infer<typeof pushDispatcherSchema> &
   PostgresConfig &
   Pick<z.infer<typeof relaySchema>, 'KAFKA_BROKERS' | 'TASK_EVENTS_TOPIC'>;
 export type QuotaConfig = z.infer<typeof quotaSchema>;
-export type AdminApiConfig = z.infer<typeof adminApiSchema> & PostgresConfig & QuotaConfig;
+export type OidcConfig = z.infer<typeof oidcSchema>;
+/**
+ * Read with `postgresSchema.merge(adminApiSchema).merge(quotaSchema)` and the dispatcher's
+ * PUSH_QUEUE_PREFIX (a redrive adds a lane job to its queue, in the REDIS_URL the quotas use).
+ */
+export type AdminApiConfig = z.infer<typeof adminApiSchema> &
+  PostgresConfig &
+  QuotaConfig &
+  Pick<z.infer<typeof pushDispatcherSchema>, 'PUSH_QUEUE_PREFIX'>;
 export type PlatformConfig = z.infer<typeof platformSchema>;
 
 /**

@@ -109,6 +109,17 @@ export function classifyAddress(address: string): AddressRefusal | undefined {
   return embedded && { range: embedded, embeddedIpv4: formatIpv4(ipv4) };
 }
 
+const LOOPBACK: readonly Cidr[] = [cidr('127.0.0.0/8'), cidr('::1/128')];
+
+/**
+ * Whether an IP address is loopback (127.0.0.0/8, `::1`, or an IPv4-mapped loopback address): a service of
+ * this very machine. False for anything that is not an IP address.
+ */
+export function isLoopbackAddress(address: string): boolean {
+  const ip = parseIp(address);
+  return ip !== undefined && LOOPBACK.some((block) => cidrContains(block, unmapped(ip)));
+}
+
 /** The IPv4 address an IPv4-mapped IPv6 address (`::ffff:a.b.c.d`) stands for; the address itself otherwise. */
 export function unmapped(ip: IpAddress): IpAddress {
   return cidrContains(IPV4_MAPPED.cidr, ip) ? embeddedIpv4(ip, IPV4_MAPPED.offset) : ip;

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { cidrContains, parseCidr, parseIp } from './ip-address';
-import { classifyAddress, RESERVED_RANGES } from './reserved-ranges';
+import { classifyAddress, isLoopbackAddress, RESERVED_RANGES } from './reserved-ranges';
 
 describe('classifyAddress', () => {
   it.each([
@@ -118,6 +118,31 @@ describe('classifyAddress', () => {
       expect(cidrContains(cidr!, parseIp(range.cidr.split('/')[0]!)!)).toBe(true);
       expect(range.reference).not.toBe('');
     }
+  });
+});
+
+describe('isLoopbackAddress', () => {
+  it.each([
+    '127.0.0.1',
+    '127.255.0.9',
+    '::1',
+    '0:0:0:0:0:0:0:1',
+    '::ffff:127.0.0.1',
+    '::ffff:7f00:1',
+  ])('holds for %s', (address) => {
+    expect(isLoopbackAddress(address)).toBe(true);
+  });
+
+  it.each([
+    '10.0.0.1',
+    '169.254.169.254',
+    '128.0.0.1',
+    '::2',
+    'fe80::1',
+    '::ffff:10.0.0.1',
+    'localhost',
+  ])('does not hold for %s', (address) => {
+    expect(isLoopbackAddress(address)).toBe(false);
   });
 });
 

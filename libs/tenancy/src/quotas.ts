@@ -27,9 +27,20 @@ export function quotaRedis(url: string, connectionName: string): Redis {
 }
 
 /**
+ * The requests of the second that ends at `now`, as a sliding window estimates them from two fixed
+ * one-second counts: all of this second's, and the share of the previous second's that the window still
+ * covers (assuming those came evenly). A burst across a second boundary is counted whole, so a client cannot
+ * get twice the rate by splitting it there.
+ */
+export function slidingRate(current: number, previous: number, now: number): number {
+  return current + previous * (1 - (now % 1_000) / 1_000);
+}
+
+/**
  * Counts a tenant's requests per second in Redis, shared by every ingress replica: one key per tenant and
- * second (`INCR`, expiring after two seconds), one round trip per request of a tenant that has a rate
- * quota. A fixed window: a client can get up to twice the rate across a window boundary.
+ * second (`INCR`, expiring after two seconds) and a sliding window over the last two ({@link slidingRate});
+ * one round trip per request of a tenant that has a rate quota. Refused requests count too, so a client that
+ * keeps sending over its rate stays refused.
  */
 export class RequestRateCounter {
   constructor(
@@ -37,19 +48,26 @@ export class RequestRateCounter {
     private readonly prefix = 'a2a:quota',
   ) {}
 
-  /** Counts one request now; returns the count of this second, this one included. */
+  /** Counts one request now; returns the tenant's rate over the last second, this request included. */
   async hit(tenantId: TenantId, now = Date.now()): Promise<number> {
     const key = this.key(tenantId, now);
-    const [[, count]] = (await this.redis.multi().incr(key).pexpire(key, 2_000).exec()) as [
-      [Error | null, number],
-      [Error | null, number],
-    ];
-    return count;
+    const replies = (await this.redis
+      .multi()
+      .incr(key)
+      .pexpire(key, 2_000)
+      .get(this.key(tenantId, now - 1_000))
+      .exec()) as [[Error | null, number], [Error | null, number], [Error | null, string | null]];
+    const [[, current], , [, previous]] = replies;
+    return slidingRate(current, Number(previous ?? 0), now);
   }
 
-  /** The requests counted in the current second (the operator's view). */
+  /** The tenant's rate over the last second, rounded (the operator's view). */
   async current(tenantId: TenantId, now = Date.now()): Promise<number> {
-    return Number((await this.redis.get(this.key(tenantId, now))) ?? 0);
+    const [current, previous] = await this.redis.mget(
+      this.key(tenantId, now),
+      this.key(tenantId, now - 1_000),
+    );
+    return Math.round(slidingRate(Number(current ?? 0), Number(previous ?? 0), now));
   }
 
   private key(tenantId: TenantId, now: number): string {

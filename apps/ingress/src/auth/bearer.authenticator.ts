@@ -11,7 +11,7 @@ import {
 } from '@lib/tenancy';
 import { Inject, Injectable } from '@nestjs/common';
 import type { Pool } from 'pg';
-import { INGRESS_PG_POOL } from '../tokens';
+import { INGRESS_CONFIG, INGRESS_PG_POOL, type IngressModuleConfig } from '../tokens';
 import type { Identity } from './api-key.authenticator';
 
 /** The token of an `Authorization: Bearer <token>` header (RFC 6750 §2.1), when there is one. */
@@ -31,11 +31,19 @@ const ISSUERS_TTL_MS = 5_000;
  */
 @Injectable()
 export class BearerAuthenticator {
-  private readonly verifier = new JwtAuthenticator();
+  private readonly verifier: JwtAuthenticator;
   private readonly store: IssuerStore;
   private readonly issuers = new Map<TenantId, { issuers: IssuerRecord[]; until: number }>();
 
-  constructor(@Inject(INGRESS_PG_POOL) pool: Pool, changes: ConfigChanges) {
+  constructor(
+    @Inject(INGRESS_CONFIG) config: IngressModuleConfig,
+    @Inject(INGRESS_PG_POOL) pool: Pool,
+    changes: ConfigChanges,
+  ) {
+    // JWKS URLs are fetched through the SSRF guard; loopback only for local identity providers.
+    this.verifier = new JwtAuthenticator({
+      allowInsecureLoopback: config.OIDC_ALLOW_INSECURE_LOOPBACK,
+    });
     // The ingress only reads issuers; their URLs were checked when the admin API stored them.
     this.store = new IssuerStore(pool, { allowInsecureLoopback: false });
     changes.subscribe(() => this.issuers.clear());

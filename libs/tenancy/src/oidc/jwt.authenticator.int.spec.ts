@@ -1,7 +1,7 @@
 import { exportSPKI, SignJWT, type JWTPayload } from 'jose';
 import { generateKeyPairSync, sign } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { JwtAuthenticator } from './jwt.authenticator';
+import { JwtAuthenticator, type JwtAuthenticatorOptions } from './jwt.authenticator';
 import { JwtRejected, type JwtRejectionReason } from './jwt.errors';
 import { validateOidcIssuer, type OidcIssuer } from './oidc-issuer';
 import {
@@ -11,6 +11,10 @@ import {
   unsecuredToken,
   type TestSigningKey,
 } from './testing';
+
+/** An authenticator as OIDC_ALLOW_INSECURE_LOOPBACK makes it: the test identity providers are on 127.0.0.1. */
+const loopbackAuthenticator = (options: JwtAuthenticatorOptions = {}): JwtAuthenticator =>
+  new JwtAuthenticator({ allowInsecureLoopback: true, ...options });
 
 const ISSUER_A = 'https://idp-a.example/realms/one';
 const ISSUER_B = 'https://idp-b.example';
@@ -76,7 +80,7 @@ describe('JwtAuthenticator against a JWKS served over HTTP', () => {
       scopeMap: { 'a2a.read': ['task:read'], 'a2a.write': ['task:read', 'task:write'] },
     });
     issuerB = issuerAt(idpB, ISSUER_B);
-    authenticator = new JwtAuthenticator();
+    authenticator = loopbackAuthenticator();
   });
 
   afterAll(async () => {
@@ -133,7 +137,7 @@ describe('JwtAuthenticator against a JWKS served over HTTP', () => {
   });
 
   it('honours a tighter clock tolerance', async () => {
-    const strict = new JwtAuthenticator({ clockToleranceSeconds: 0 });
+    const strict = loopbackAuthenticator({ clockToleranceSeconds: 0 });
     const skewed = await mintToken(keyA, claims({ exp: now() - 10 }));
     expect(await rejection(strict, skewed, [issuerA])).toBe('expired');
   });
@@ -173,7 +177,7 @@ describe('JwtAuthenticator against a JWKS served over HTTP', () => {
   });
 
   it('rejects a key under another kid; made-up kids refetch at most once per cooldown', async () => {
-    const fresh = new JwtAuthenticator();
+    const fresh = loopbackAuthenticator();
     await fresh.verify(await mintToken(keyA, claims()), [issuerA]);
     const before = idpA.requests;
     await new Promise((resolve) => setTimeout(resolve, 1_100));
@@ -202,7 +206,7 @@ describe('JwtAuthenticator against a JWKS served over HTTP', () => {
   });
 
   it('rejects an algorithm the authenticator was not configured with', async () => {
-    const esOnly = new JwtAuthenticator({ algorithms: ['ES256'] });
+    const esOnly = loopbackAuthenticator({ algorithms: ['ES256'] });
     const rsa = await testSigningKey('RS256');
     const idp = await JwksTestServer.start([rsa]);
     try {
@@ -276,7 +280,7 @@ describe('JwtAuthenticator against a JWKS served over HTTP', () => {
     for (const token of ['', 'garbage', 'a.b.c', `${header}.${payload}`, `${valid}.x.y`]) {
       expect(await rejection(authenticator, token, [issuerA])).toBe('malformed');
     }
-    const short = new JwtAuthenticator({ maxTokenLength: valid.length - 1 });
+    const short = loopbackAuthenticator({ maxTokenLength: valid.length - 1 });
     expect(await rejection(short, valid, [issuerA])).toBe('malformed');
   });
 
@@ -322,7 +326,7 @@ describe('JwtAuthenticator against a JWKS served over HTTP', () => {
     const key = await testSigningKey('ES256');
     const idp = await JwksTestServer.start([key]);
     try {
-      const fresh = new JwtAuthenticator();
+      const fresh = loopbackAuthenticator();
       const tenant1 = issuerAt(idp, ISSUER_A, { audience: 'tenant-1' });
       const tenant2 = issuerAt(idp, ISSUER_A, { audience: 'tenant-2' });
       await fresh.verify(await mintToken(key, claims({ aud: 'tenant-1' })), [tenant1]);

@@ -1,10 +1,14 @@
 import type { JWTPayload } from 'jose';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterEach, describe, expect, it } from 'vitest';
-import { JwtAuthenticator } from './jwt.authenticator';
+import { JwtAuthenticator, type JwtAuthenticatorOptions } from './jwt.authenticator';
 import { JwtRejected, type JwtRejectionReason } from './jwt.errors';
 import { validateOidcIssuer, type OidcIssuer } from './oidc-issuer';
 import { JwksTestServer, mintToken, testSigningKey } from './testing';
+
+/** An authenticator as OIDC_ALLOW_INSECURE_LOOPBACK makes it: the test identity providers are on 127.0.0.1. */
+const loopbackAuthenticator = (options: JwtAuthenticatorOptions = {}): JwtAuthenticator =>
+  new JwtAuthenticator({ allowInsecureLoopback: true, ...options });
 
 const ISSUER = 'https://idp.example';
 const AUDIENCE = 'api://a2a-platform';
@@ -50,7 +54,7 @@ describe('JwtAuthenticator: keys rotate and providers fail without a restart', (
     const [oldKey, newKey] = await Promise.all([testSigningKey('ES256'), testSigningKey('RS256')]);
     const idp = await start([oldKey]);
     const issuer = issuerAt(idp);
-    const authenticator = new JwtAuthenticator({ jwksCooldownMs: 1_000 });
+    const authenticator = loopbackAuthenticator({ jwksCooldownMs: 1_000 });
     await authenticator.verify(await mintToken(oldKey, claims), [issuer]);
     expect(idp.requests).toBe(1);
 
@@ -74,7 +78,7 @@ describe('JwtAuthenticator: keys rotate and providers fail without a restart', (
     const [oldKey, newKey] = await Promise.all([testSigningKey('ES256'), testSigningKey('ES256')]);
     const idp = await start([oldKey]);
     const issuer = issuerAt(idp);
-    const authenticator = new JwtAuthenticator({ jwksCacheMaxAgeMs: 500 });
+    const authenticator = loopbackAuthenticator({ jwksCacheMaxAgeMs: 500 });
     const token = await mintToken(oldKey, claims);
     await authenticator.verify(token, [issuer]);
 
@@ -93,7 +97,7 @@ describe('JwtAuthenticator: keys rotate and providers fail without a restart', (
     const [key, rotated] = await Promise.all([testSigningKey('ES256'), testSigningKey('ES256')]);
     const idp = await JwksTestServer.start([key]);
     const issuer = issuerAt(idp);
-    const authenticator = new JwtAuthenticator({ jwksCooldownMs: 0 });
+    const authenticator = loopbackAuthenticator({ jwksCooldownMs: 0 });
     const token = await mintToken(key, claims);
     await authenticator.verify(token, [issuer]);
     await idp.stop();
@@ -105,7 +109,7 @@ describe('JwtAuthenticator: keys rotate and providers fail without a restart', (
     const err: unknown = await authenticator.verify(unknownKid, [issuer]).catch((e: unknown) => e);
     expect(err).toMatchObject({ reason: 'jwks-unavailable', retryable: true, issuer: ISSUER });
     expect((err as JwtRejected).cause).toBeDefined();
-    expect(await rejection(new JwtAuthenticator(), token, [issuer])).toBe('jwks-unavailable');
+    expect(await rejection(loopbackAuthenticator(), token, [issuer])).toBe('jwks-unavailable');
   });
 
   it('an error status, a redirect, or a published key that cannot be used is jwks-unavailable', async () => {
@@ -114,19 +118,19 @@ describe('JwtAuthenticator: keys rotate and providers fail without a restart', (
     const issuer = issuerAt(idp);
     const token = await mintToken(key, claims);
     idp.answerWith({ status: 503 });
-    expect(await rejection(new JwtAuthenticator(), token, [issuer])).toBe('jwks-unavailable');
+    expect(await rejection(loopbackAuthenticator(), token, [issuer])).toBe('jwks-unavailable');
     idp.answerWith({ status: 302 });
-    expect(await rejection(new JwtAuthenticator(), token, [issuer])).toBe('jwks-unavailable');
+    expect(await rejection(loopbackAuthenticator(), token, [issuer])).toBe('jwks-unavailable');
     idp.answerWith('keys');
     idp.publish({ publicJwk: { kty: 'EC', kid: key.kid, crv: 'P-256', x: 'AA', y: 'AA' } });
-    expect(await rejection(new JwtAuthenticator(), token, [issuer])).toBe('jwks-unavailable');
+    expect(await rejection(loopbackAuthenticator(), token, [issuer])).toBe('jwks-unavailable');
   });
 
   it('a provider that does not answer is jwks-unavailable after the fetch timeout', async () => {
     const key = await testSigningKey('ES256');
     const idp = await start([key]);
     idp.answerWith('stall');
-    const authenticator = new JwtAuthenticator({ jwksTimeoutMs: 300 });
+    const authenticator = loopbackAuthenticator({ jwksTimeoutMs: 300 });
     const started = Date.now();
     expect(await rejection(authenticator, await mintToken(key, claims), [issuerAt(idp)])).toBe(
       'jwks-unavailable',
@@ -138,7 +142,7 @@ describe('JwtAuthenticator: keys rotate and providers fail without a restart', (
     const key = await testSigningKey('ES256');
     const idp = await start([key]);
     const issuer = issuerAt(idp);
-    const authenticator = new JwtAuthenticator();
+    const authenticator = loopbackAuthenticator();
     const token = await mintToken(key, claims);
     idp.answerWith({ status: 500 });
     expect(await rejection(authenticator, token, [issuer])).toBe('jwks-unavailable');

@@ -1,5 +1,7 @@
+import { DESTINATION_REFUSED, guardedFetch, isLoopbackAddress, type GuardedFetch } from '@lib/push';
 import {
   createRemoteJWKSet,
+  customFetch,
   decodeJwt,
   errors,
   jwtVerify,
@@ -48,6 +50,13 @@ export interface JwtAuthenticatorOptions {
   jwksCacheMaxAgeMs?: number;
   /** Timeout of one JWK Set fetch (default 2 s): a slow provider delays a request at most this long. */
   jwksTimeoutMs?: number;
+  /** Largest JWK Set accepted (default 256 KiB); a longer answer counts as no answer. */
+  jwksBodyLimitBytes?: number;
+  /**
+   * Fetch JWK Sets from loopback addresses (default false): local identity providers and tests
+   * (OIDC_ALLOW_INSECURE_LOOPBACK). No other reserved address is ever fetched from.
+   */
+  allowInsecureLoopback?: boolean;
   /** Longest token looked at (default 8 KiB, what an HTTP header or gRPC metadata entry carries well). */
   maxTokenLength?: number;
 }
@@ -72,6 +81,8 @@ const DEFAULTS = {
   jwksCooldownMs: 1_000,
   jwksCacheMaxAgeMs: 10 * 60_000,
   jwksTimeoutMs: 2_000,
+  jwksBodyLimitBytes: 256 * 1024,
+  allowInsecureLoopback: false,
   maxTokenLength: 8_192,
 } as const satisfies Required<JwtAuthenticatorOptions>;
 
@@ -82,11 +93,17 @@ const DEFAULTS = {
  * and one fetch schedule. Keys rotate without a restart: a token whose `kid` is not cached makes the set be
  * fetched again once the cooldown has passed, and the whole set is fetched again after its maximum age.
  *
+ * Tenant admins choose JWKS URLs, so they are fetched through the webhook SSRF guard (`@lib/push`
+ * `guardedFetch`): the host is resolved once and refused if any address is reserved (loopback only with
+ * `allowInsecureLoopback`), the socket dials exactly the checked address, redirects are not followed, the
+ * body is capped and one timeout covers the fetch.
+ *
  * One instance per process; it holds no tenant state, the caller passes the tenant's issuers to each call.
  */
 export class JwtAuthenticator {
   private readonly settings: Required<JwtAuthenticatorOptions>;
   private readonly keySets = new Map<string, RemoteJWKSet>();
+  private readonly fetchJwks: GuardedFetch;
 
   constructor(options: JwtAuthenticatorOptions = {}) {
     this.settings = {
@@ -95,6 +112,8 @@ export class JwtAuthenticator {
       jwksCooldownMs: options.jwksCooldownMs ?? DEFAULTS.jwksCooldownMs,
       jwksCacheMaxAgeMs: options.jwksCacheMaxAgeMs ?? DEFAULTS.jwksCacheMaxAgeMs,
       jwksTimeoutMs: options.jwksTimeoutMs ?? DEFAULTS.jwksTimeoutMs,
+      jwksBodyLimitBytes: options.jwksBodyLimitBytes ?? DEFAULTS.jwksBodyLimitBytes,
+      allowInsecureLoopback: options.allowInsecureLoopback ?? DEFAULTS.allowInsecureLoopback,
       maxTokenLength: options.maxTokenLength ?? DEFAULTS.maxTokenLength,
     };
     const { algorithms } = this.settings;
@@ -111,6 +130,7 @@ export class JwtAuthenticator {
       'jwksCooldownMs',
       'jwksCacheMaxAgeMs',
       'jwksTimeoutMs',
+      'jwksBodyLimitBytes',
       'maxTokenLength',
     ] as const) {
       const value = this.settings[name];
@@ -118,6 +138,13 @@ export class JwtAuthenticator {
         throw new Error(`${name} must be a non-negative integer, got ${value}`);
       }
     }
+    this.fetchJwks = guardedFetch({
+      allows: this.settings.allowInsecureLoopback
+        ? (_host, address) => isLoopbackAddress(address)
+        : () => false,
+      bodyLimitBytes: this.settings.jwksBodyLimitBytes,
+      timeoutMs: this.settings.jwksTimeoutMs,
+    });
   }
 
   /**
@@ -165,6 +192,7 @@ export class JwtAuthenticator {
         cooldownDuration: this.settings.jwksCooldownMs,
         cacheMaxAge: this.settings.jwksCacheMaxAgeMs,
         timeoutDuration: this.settings.jwksTimeoutMs,
+        [customFetch]: this.fetchJwks,
       });
       this.keySets.set(url.href, keySet);
     }
@@ -178,6 +206,10 @@ export class JwtAuthenticator {
           err instanceof errors.JWKSMultipleMatchingKeys
         ) {
           throw err;
+        }
+        if ((err as { code?: unknown } | null)?.code === DESTINATION_REFUSED) {
+          // The URL leads to a reserved address: the issuer's definition is wrong, not its provider down.
+          throw new JwtRejected('jwks-refused', { issuer: issuer.issuer, cause: err });
         }
         // Unreachable, a non-200 answer, a timeout, or a document that is no usable JWK Set.
         throw new JwtRejected('jwks-unavailable', { issuer: issuer.issuer, cause: err });

@@ -21,6 +21,11 @@ export const JWT_REJECTION_REASONS = [
   'missing-claim',
   /** The issuer's JWK Set could not be fetched or used: a fault of the identity provider, not of the token. */
   'jwks-unavailable',
+  /**
+   * The issuer's JWKS URL leads to an address the platform does not fetch from (loopback, private, link-local,
+   * cloud metadata, …): its definition must change, so retrying the token is pointless.
+   */
+  'jwks-refused',
 ] as const;
 
 export type JwtRejectionReason = (typeof JWT_REJECTION_REASONS)[number];
@@ -36,6 +41,8 @@ const CLIENT_MESSAGES: Readonly<Record<JwtRejectionReason, string>> = {
   'unsupported-algorithm': "the bearer token's signing algorithm is not accepted",
   'missing-claim': 'the bearer token lacks a required claim',
   'jwks-unavailable': "the token issuer's signing keys cannot be fetched at the moment",
+  'jwks-refused':
+    "the token issuer's signing keys are not published where the platform may fetch them",
 };
 
 /** Details for operators and logs; none of them comes from an unverified token except a claim's name. */

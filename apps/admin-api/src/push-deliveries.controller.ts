@@ -1,0 +1,76 @@
+import {
+  PushDeliveryStore,
+  type DeliveryPage,
+  type DeliveryRecord,
+  type DeliveryState,
+} from '@lib/push';
+import { NotFound } from '@lib/tenancy';
+import {
+  Controller,
+  Get,
+  HttpCode,
+  Param,
+  Post,
+  Query,
+  UseFilters,
+  UseGuards,
+  UseInterceptors,
+} from '@nestjs/common';
+import { AdminAuditInterceptor } from './admin-audit.interceptor';
+import { AdminErrorsFilter } from './admin-errors.filter';
+import { AdminRoute } from './admin-route';
+import { AdminGuard } from './admin.guard';
+import { queryText, tenantParam } from './params';
+import { PushLanes } from './push-lanes';
+
+/**
+ * A tenant's webhook deliveries (docs/push.md "Operating"): each with its state, attempts, last outcome and
+ * next attempt, newest first with filters and cursor pagination; and the redrive of a dead one, which sends
+ * it again from its first attempt at once.
+ */
+@Controller('admin/v1/tenants/:tenantId/push-deliveries')
+@UseGuards(AdminGuard)
+@UseFilters(AdminErrorsFilter)
+@UseInterceptors(AdminAuditInterceptor)
+export class PushDeliveriesController {
+  constructor(
+    private readonly deliveries: PushDeliveryStore,
+    private readonly lanes: PushLanes,
+  ) {}
+
+  @Get()
+  @AdminRoute('admin.push-delivery.list', 'tenant:admin')
+  list(
+    @Param('tenantId') tenantId: string,
+    @Query() query: Record<string, unknown>,
+  ): Promise<DeliveryPage> {
+    const taskId = queryText(query, 'task');
+    const state = queryText(query, 'state');
+    const limit = queryText(query, 'limit');
+    const cursor = queryText(query, 'cursor');
+    return this.deliveries.list({
+      tenantId: tenantParam(tenantId),
+      ...(taskId !== undefined ? { taskId } : {}),
+      ...(state !== undefined ? { state: state as DeliveryState } : {}),
+      ...(limit !== undefined ? { limit: Number(limit) } : {}),
+      ...(cursor !== undefined ? { cursor } : {}),
+    });
+  }
+
+  /** Only a dead delivery is redriven; any other, like an unknown one, is not found (nothing changes). */
+  @Post(':deliveryId/redrive')
+  @HttpCode(200)
+  @AdminRoute('admin.push-delivery.redrive', 'tenant:admin')
+  async redrive(
+    @Param('tenantId') tenantId: string,
+    @Param('deliveryId') deliveryId: string,
+  ): Promise<{ delivery: DeliveryRecord }> {
+    const tenant = tenantParam(tenantId);
+    const delivery = await this.deliveries.redrive(tenant, deliveryId);
+    if (!delivery) {
+      throw new NotFound(`no dead delivery ${deliveryId.slice(0, 140)} in tenant ${tenant}`);
+    }
+    await this.lanes.wake(delivery);
+    return { delivery };
+  }
+}
