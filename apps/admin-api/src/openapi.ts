@@ -679,6 +679,7 @@ export const ADMIN_OPENAPI = {
           'operation',
           'binding',
           'outcome',
+          'hashVersion',
           'prevHash',
           'hash',
         ],
@@ -696,6 +697,12 @@ export const ADMIN_OPENAPI = {
           outcome: { enum: ['ok', 'denied', 'unauthenticated', 'failed'] },
           reason: { type: ['string', 'null'] },
           traceId: { type: ['string', 'null'] },
+          hashVersion: {
+            enum: [1, 2],
+            description:
+              'how hash is defined: 1 = SHA-256(prevHash ‖ RFC 8785 JSON of the fields with seq), ' +
+              '2 = SHA-256(prevHash ‖ seq as 8-byte big-endian ‖ SHA-256(RFC 8785 JSON of the fields without seq))',
+          },
           prevHash: { type: 'string' },
           hash: { type: 'string' },
         },

@@ -1,3 +1,5 @@
+import type { A2aJsonRpcMethod } from '@lib/a2a-protocol';
+import { traceIdOf, type AuditBinding, type AuditEntry } from '@lib/audit';
 import type { EventMetadata } from '@lib/event-store';
 import { taskIdOf, type CallContext, type TaskRef } from '@lib/tenancy';
 
@@ -15,6 +17,27 @@ export function callerMetadata(ctx: CallContext): EventMetadata {
     binding: ctx.binding,
     ...(ctx.traceparent ? { traceparent: ctx.traceparent } : {}),
     ...(ctx.requestId ? { correlationId: ctx.requestId, causationId: ctx.requestId } : {}),
+  };
+}
+
+/**
+ * The audit record of a call that changes `task`, written by the writer in the change's transaction (the
+ * ingress records only the calls that fail). SendMessage and SendStreamingMessage are one operation here:
+ * the record names the one the client called, as the ingress says.
+ */
+export function callAudit(ctx: CallContext, method: A2aJsonRpcMethod, task: TaskRef): AuditEntry {
+  return {
+    tenantId: ctx.tenantId,
+    principalId: ctx.principalId,
+    credentialId: ctx.credentialId,
+    sourceAddress: ctx.sourceAddress ?? null,
+    operation: `a2a.${method === 'SendMessage' && ctx.method === 'SendStreamingMessage' ? ctx.method : method}`,
+    binding: ctx.binding as AuditBinding,
+    resource: `task/${task.taskId.slice(0, 256)}`,
+    outcome: 'ok',
+    reason: null,
+    traceId: traceIdOf(ctx.traceparent),
+    occurredAt: new Date(),
   };
 }
 

@@ -25,12 +25,12 @@ import { GetTaskQuery } from './queries/get-task.query';
 import { ListTasksQuery } from './queries/list-tasks.query';
 import { PushConfigs } from './queries/push-configs';
 import { TaskViews } from './queries/task-views';
+import { ServiceAudit } from './service-audit';
 import { TaskRepository } from './task.repository';
 import { PG_POOL, TASK_SERVICE_CONFIG } from './tokens';
-import { WorkerAudit } from './worker-audit';
 import { PostgresTaskStore, TaskStore } from './write/task-store';
 import { TaskWatch } from './write/task-watch';
-import { TaskWriter } from './write/task-writer';
+import { AuditSink, TaskWriter } from './write/task-writer';
 
 export function taskServiceConfigFromEnv(): TaskServiceConfig {
   return loadConfig(postgresSchema.merge(taskServiceSchema));
@@ -80,7 +80,8 @@ export class TaskServiceModule {
             ),
         },
         AgentDirectory,
-        WorkerAudit,
+        ServiceAudit,
+        { provide: AuditSink, useExisting: ServiceAudit },
         SendMessageHandler,
         CancelTaskHandler,
         PushConfigHandler,

@@ -1,3 +1,4 @@
+import type { AuditEntry } from '@lib/audit';
 import { ConcurrencyConflict, withTransaction, type EventMetadata } from '@lib/event-store';
 import { foldTask, type TaskAggregate, type TaskEvent } from '@lib/task-domain';
 import type { TaskRef } from '@lib/tenancy';
@@ -33,9 +34,20 @@ export class TaskRepository {
     private readonly ids: IdGenerator,
   ) {}
 
-  async execute(task: TaskRef, decision: Decision, metadata: EventMetadata): Promise<Execution> {
+  async execute(
+    task: TaskRef,
+    decision: Decision,
+    metadata: EventMetadata,
+    audit?: AuditEntry,
+  ): Promise<Execution> {
     const { tenantId, taskId } = task;
-    const outcome = await this.writer.write({ tenantId, taskId, decide: decision, metadata });
+    const outcome = await this.writer.write({
+      tenantId,
+      taskId,
+      decide: decision,
+      metadata,
+      ...(audit ? { audit } : {}),
+    });
     switch (outcome.kind) {
       case 'written':
         return { before: outcome.before, after: outcome.after, events: outcome.events };

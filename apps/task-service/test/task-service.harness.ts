@@ -90,6 +90,10 @@ export interface Caller {
   principalId: string;
   /** A client key's scopes when not given. */
   scopes?: readonly string[];
+  /** The A2A method the client called, as the ingress passes it (none when not given). */
+  method?: string;
+  /** The credential that authenticated the call (none when not given). */
+  credentialId?: string;
 }
 
 /** Calls the internal TaskCommandService as an ingress replica would; A2A errors are thrown as A2aError. */
@@ -107,7 +111,8 @@ export class CommandClient {
         agentId: caller.agentId,
         principalId: caller.principalId,
         scopes: [...(caller.scopes ?? CLIENT_SCOPES)],
-        credentialId: '',
+        credentialId: caller.credentialId ?? '',
+        method: caller.method ?? '',
         binding: 'JSONRPC',
         protocolVersion: '1.0',
         traceparent: '',

@@ -1,10 +1,17 @@
-import { chainHash, GENESIS_HASH, type ChainedFields } from './audit-record';
+import {
+  AUDIT_HASH_VERSIONS,
+  GENESIS_HASH,
+  recordHash,
+  type AuditHashVersion,
+  type ChainedFields,
+} from './audit-record';
 
 /**
  * How a chain is broken where verification stops:
  * - `missing record`: the record at this seq is not there (a deletion);
- * - `hash mismatch`: the record's fields are not those its hash was made from (an edit of any field, seq and
- *   tenant included: a record moved, renumbered or swapped with another reads as edited where it now is);
+ * - `hash mismatch`: the record's fields are not those its hash was made from (an edit of any field, seq,
+ *   tenant and hash version included: a record moved, renumbered or swapped with another reads as edited where
+ *   it now is);
  * - `broken link`: the record is intact in itself but does not follow the previous one (records removed or
  *   rewritten before it by someone who recomputed their hashes);
  * - `head mismatch`: the records end somewhere else than `audit.chain_heads` says (the last records deleted,
@@ -27,12 +34,18 @@ export interface ChainHead {
   readonly hash: string;
 }
 
-/** A record as read back for verification: the hashed fields and the two stored hashes. */
-export type StoredLink = ChainedFields & { readonly prevHash: string; readonly hash: string };
+/** A record as read back for verification: the hashed fields, the hash version and the two stored hashes. */
+export type StoredLink = ChainedFields & {
+  readonly hashVersion: AuditHashVersion;
+  readonly prevHash: string;
+  readonly hash: string;
+};
 
 /**
  * Checks a chain one record at a time, in seq order, holding only the last link: a chain of any length is
- * verified page by page in constant memory. Pure: the caller reads, this decides.
+ * verified page by page in constant memory. Each record is hashed by its own version's definition, so a chain
+ * written by version-1 writers and continued by version-2 ones verifies end to end. Pure: the caller reads,
+ * this decides.
  */
 export class ChainVerifier {
   private seq = 0;
@@ -57,7 +70,11 @@ export class ChainVerifier {
     if (record.seq > (this.head?.seq ?? 0)) {
       return { ...found, problem: 'head mismatch' };
     }
-    if (chainHash(record.prevHash, record) !== record.hash) {
+    if (
+      // A version the table's CHECK no longer holds to (dropped by a tamperer) has no definition to match.
+      !AUDIT_HASH_VERSIONS.includes(record.hashVersion) ||
+      recordHash(record.hashVersion, record.prevHash, record) !== record.hash
+    ) {
       return { ...found, problem: 'hash mismatch' };
     }
     if (record.prevHash !== this.hash) {

@@ -1,10 +1,13 @@
 import { describe, expect, it } from 'vitest';
 import { ChainVerifier, type BrokenRecord, type ChainHead, type StoredLink } from './audit-chain';
 import { storedTime } from './audit-log';
-import { chainHash, GENESIS_HASH } from './audit-record';
+import { GENESIS_HASH, recordHash, type AuditHashVersion } from './audit-record';
 
-/** A well-formed chain of `n` records, as the writer would have stored it. */
-function chain(n: number): StoredLink[] {
+/** Which hash version the record at a seq has. */
+type Versions = (seq: number) => AuditHashVersion;
+
+/** A well-formed chain of `n` records, as the writers would have stored it. */
+function chainOf(n: number, versionOf: Versions): StoredLink[] {
   const links: StoredLink[] = [];
   let prevHash = GENESIS_HASH;
   for (let seq = 1; seq <= n; seq++) {
@@ -23,8 +26,9 @@ function chain(n: number): StoredLink[] {
       reason: null,
       traceId: null,
     };
-    const hash = chainHash(prevHash, fields);
-    links.push({ ...fields, prevHash, hash });
+    const hashVersion = versionOf(seq);
+    const hash = recordHash(hashVersion, prevHash, fields);
+    links.push({ ...fields, hashVersion, prevHash, hash });
     prevHash = hash;
   }
   return links;
@@ -52,7 +56,13 @@ function verify(
 
 const at = (links: StoredLink[], seq: number): StoredLink => links[seq - 1]!;
 
-describe('ChainVerifier', () => {
+describe.each<[string, Versions]>([
+  ['version 1', () => 1],
+  ['version 2', () => 2],
+  ['version 1, then 2 from seq 3', (seq) => (seq < 3 ? 1 : 2)],
+])('ChainVerifier, records of %s', (_, versionOf) => {
+  const chain = (n: number): StoredLink[] => chainOf(n, versionOf);
+
   it('accepts an intact chain and ends at its head', () => {
     const links = chain(10);
     const verifier = new ChainVerifier(headOf(links));
@@ -126,7 +136,10 @@ describe('ChainVerifier', () => {
   it('reports a record rewritten with a recomputed hash as a broken link at the next one', () => {
     const links = chain(5);
     const forged = { ...at(links, 3), principalId: 'mallory' };
-    const reforged = { ...forged, hash: chainHash(forged.prevHash, forged) };
+    const reforged = {
+      ...forged,
+      hash: recordHash(forged.hashVersion, forged.prevHash, forged),
+    };
     const tampered = links.map((link) => (link.seq === 3 ? reforged : link));
     expect(verify(tampered, headOf(links)).broken).toEqual({
       seq: 4,
@@ -160,6 +173,35 @@ describe('ChainVerifier', () => {
       seq: 5,
       recordId: at(links, 5).recordId,
       problem: 'head mismatch',
+    });
+  });
+});
+
+describe('ChainVerifier, hash versions', () => {
+  const mixed = chainOf(6, (seq) => (seq < 4 ? 1 : 2));
+
+  it('hashes each record by its own version: a flipped version reads as an edit', () => {
+    for (const seq of [2, 5]) {
+      const flipped = mixed.map((link) =>
+        link.seq === seq
+          ? { ...link, hashVersion: (3 - link.hashVersion) as AuditHashVersion }
+          : link,
+      );
+      expect(verify(flipped, headOf(mixed))).toEqual({
+        verified: seq - 1,
+        broken: { seq, recordId: at(mixed, seq).recordId, problem: 'hash mismatch' },
+      });
+    }
+  });
+
+  it('matches no record with a version it has no definition for', () => {
+    const unknown = mixed.map((link) =>
+      link.seq === 4 ? { ...link, hashVersion: 3 as AuditHashVersion } : link,
+    );
+    expect(verify(unknown, headOf(mixed)).broken).toEqual({
+      seq: 4,
+      recordId: at(mixed, 4).recordId,
+      problem: 'hash mismatch',
     });
   });
 });

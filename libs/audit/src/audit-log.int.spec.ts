@@ -1,8 +1,15 @@
 import { withTransaction } from '@lib/event-store';
 import { createTestDatabase, type TestDatabase } from '@lib/testing';
+import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { AuditLog, type AuditQuery } from './audit-log';
-import { type AuditEntry, type AuditOutcome, type AuditRecord } from './audit-record';
+import {
+  chainHash,
+  GENESIS_HASH,
+  type AuditEntry,
+  type AuditOutcome,
+  type AuditRecord,
+} from './audit-record';
 import { AuditWriter } from './audit-writer';
 import { InvalidAuditQuery } from './audit.errors';
 
@@ -156,10 +163,13 @@ describe('AuditLog (Postgres)', () => {
     /** A fresh tenant with `n` records, and their ids by seq. */
     async function chainOf(tenantId: string, n: number): Promise<Map<number, string>> {
       await Promise.all(Array.from({ length: n }, (_, i) => writer.record(seeded(tenantId, i))));
-      const { rows } = await db.pool.query<{ seq: string; record_id: string }>(
-        'SELECT seq, record_id FROM audit.records WHERE tenant_id = $1',
-        [tenantId],
-      );
+      const { rows } = await db.pool.query<{
+        seq: string;
+        record_id: string;
+        hash_version: number;
+      }>('SELECT seq, record_id, hash_version FROM audit.records WHERE tenant_id = $1', [tenantId]);
+      // The tampering below is of records chained by Postgres.
+      expect(new Set(rows.map((row) => row.hash_version))).toEqual(new Set([2]));
       return new Map(rows.map((row) => [Number(row.seq), row.record_id]));
     }
 
@@ -271,6 +281,104 @@ describe('AuditLog (Postgres)', () => {
       expect(result).toMatchObject({ ok: false, records: 4 });
       expect(result.ok || result.firstBroken).toMatchObject({ seq: 5, problem: 'head mismatch' });
       expect(result.ok || result.firstBroken.recordId).not.toBe(ids.get(4));
+    });
+
+    /**
+     * A tenant whose first `n` records were written by a version-1 writer (chained in Node, inserted here as
+     * it did), continued by `m` records of the current writer; its record ids by seq.
+     */
+    async function mixedChainOf(
+      tenantId: string,
+      n: number,
+      m: number,
+    ): Promise<Map<number, string>> {
+      let prevHash = GENESIS_HASH;
+      for (let seq = 1; seq <= n; seq++) {
+        const { occurredAt, ...entry } = seeded(tenantId, seq);
+        const fields = {
+          ...entry,
+          seq,
+          recordId: randomUUID(),
+          occurredAt: occurredAt.toISOString(),
+        };
+        const hash = chainHash(prevHash, fields);
+        await db.pool.query(
+          `INSERT INTO audit.records (tenant_id, seq, record_id, occurred_at, principal_id, credential_id,
+             source_address, operation, binding, resource, outcome, reason, trace_id, prev_hash, hash)
+           VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15)`,
+          [
+            tenantId,
+            seq,
+            fields.recordId,
+            fields.occurredAt,
+            fields.principalId,
+            fields.credentialId,
+            fields.sourceAddress,
+            fields.operation,
+            fields.binding,
+            fields.resource,
+            fields.outcome,
+            fields.reason,
+            fields.traceId,
+            Buffer.from(prevHash, 'hex'),
+            Buffer.from(hash, 'hex'),
+          ],
+        );
+        prevHash = hash;
+      }
+      await db.pool.query(
+        `INSERT INTO audit.chain_heads (tenant_id, seq, hash) VALUES ($1, $2, $3)`,
+        [tenantId, n, Buffer.from(prevHash, 'hex')],
+      );
+      for (let seq = n + 1; seq <= n + m; seq++) {
+        await writer.record(seeded(tenantId, seq));
+      }
+      const { rows } = await db.pool.query<{
+        seq: string;
+        record_id: string;
+        hash_version: number;
+      }>(
+        'SELECT seq, record_id, hash_version FROM audit.records WHERE tenant_id = $1 ORDER BY seq',
+        [tenantId],
+      );
+      expect(rows.map((row) => row.hash_version)).toEqual([
+        ...Array.from({ length: n }, () => 1),
+        ...Array.from({ length: m }, () => 2),
+      ]);
+      return new Map(rows.map((row) => [Number(row.seq), row.record_id]));
+    }
+
+    it('verifies a chain of version-1 records continued by version-2 ones, over pages', async () => {
+      await mixedChainOf('mixed', 120, 130);
+      const result = await log.verify('mixed');
+      const head = await db.pool.query<{ hash: Buffer }>(
+        `SELECT hash FROM audit.chain_heads WHERE tenant_id = 'mixed'`,
+      );
+      expect(result).toEqual({
+        ok: true,
+        records: 250,
+        head: { seq: 250, hash: head.rows[0]!.hash.toString('hex') },
+      });
+      const { records } = await log.query({ tenantId: 'mixed', limit: 500 });
+      expect(records.map((record) => record.hashVersion)).toEqual(
+        records.map((record) => (record.seq > 120 ? 2 : 1)),
+      );
+    });
+
+    it.each([
+      ['a version-1 record flipped to 2', 2, 2],
+      ['a version-2 record flipped to 1', 5, 1],
+    ])('names %s (hash mismatch)', async (_, seq, version) => {
+      const tenantId = `flipped-${seq}`;
+      const ids = await mixedChainOf(tenantId, 3, 3);
+      await tamper(
+        `UPDATE audit.records SET hash_version = ${version} WHERE tenant_id = '${tenantId}' AND seq = ${seq}`,
+      );
+      expect(await log.verify(tenantId)).toEqual({
+        ok: false,
+        records: seq - 1,
+        firstBroken: { seq, recordId: ids.get(seq), problem: 'hash mismatch' },
+      });
     });
 
     it('names a record moved into another tenant’s chain', async () => {

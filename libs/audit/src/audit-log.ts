@@ -6,6 +6,7 @@ import {
   AUDIT_OUTCOMES,
   LATEST_TIME,
   type AuditBinding,
+  type AuditHashVersion,
   type AuditOutcome,
   type AuditRecord,
 } from './audit-record';
@@ -49,7 +50,7 @@ export interface AuditLogOptions {
 export const MAX_PAGE_SIZE = 500;
 
 const COLUMNS = `tenant_id, seq, record_id, principal_id, credential_id, source_address, operation, binding,
-  resource, outcome, reason, trace_id, prev_hash, hash`;
+  resource, outcome, reason, trace_id, hash_version, prev_hash, hash`;
 
 interface RecordRow {
   tenant_id: string;
@@ -64,6 +65,7 @@ interface RecordRow {
   outcome: AuditOutcome;
   reason: string | null;
   trace_id: string | null;
+  hash_version: AuditHashVersion;
   prev_hash: Buffer;
   hash: Buffer;
 }
@@ -134,9 +136,9 @@ export class AuditLog {
   }
 
   /**
-   * Recomputes the tenant's chain in seq order, page by page, from one snapshot (a repeatable-read
-   * transaction: records written meanwhile are neither half seen nor mistaken for tampering), and compares its
-   * end with the tenant's chain head.
+   * Recomputes the tenant's chain in seq order, page by page, each record by its own hash version, from one
+   * snapshot (a repeatable-read transaction: records written meanwhile are neither half seen nor mistaken for
+   * tampering), and compares its end with the tenant's chain head.
    */
   async verify(tenantId: string): Promise<VerifyResult> {
     return withTransaction(this.pool, async (client) => {
@@ -193,6 +195,7 @@ function fromRow(row: RecordRow): Omit<AuditRecord, 'occurredAt'> {
     outcome: row.outcome,
     reason: row.reason,
     traceId: row.trace_id,
+    hashVersion: row.hash_version,
     prevHash: row.prev_hash.toString('hex'),
     hash: row.hash.toString('hex'),
   };

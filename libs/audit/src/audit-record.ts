@@ -46,14 +46,25 @@ export interface AuditEntry {
   readonly occurredAt: Date;
 }
 
+/**
+ * How a record's hash is defined (never redefined in place: a new definition is a new version):
+ * - 1: {@link chainHash}, the record's canonical JSON with its seq, chained in Node;
+ * - 2: {@link chainHashV2} over {@link recordDigest}, chained by Postgres (`audit.chain_records`), so that a
+ *   record can be written in the transaction of the change it records, by any number of writers.
+ */
+export const AUDIT_HASH_VERSIONS = [1, 2] as const;
+export type AuditHashVersion = (typeof AUDIT_HASH_VERSIONS)[number];
+
 /** A record as stored: the entry with its place in the tenant's chain. */
 export interface AuditRecord extends AuditEntry {
   readonly recordId: string;
   /** Position in the tenant's chain: 1, 2, 3, … without gaps. */
   readonly seq: number;
+  /** The definition `hash` follows: 1 for records written before the chaining moved to SQL, 2 since. */
+  readonly hashVersion: AuditHashVersion;
   /** The previous record's `hash` (lowercase hex), {@link GENESIS_HASH} for the first record. */
   readonly prevHash: string;
-  /** SHA-256 of the previous hash and the record's canonical form ({@link chainHash}), lowercase hex. */
+  /** SHA-256 linking the record to the previous hash ({@link recordHash}), lowercase hex. */
   readonly hash: string;
 }
 
@@ -61,9 +72,25 @@ export interface AuditRecord extends AuditEntry {
  * What a record's hash covers: every field but the hashes, the time as the ISO-8601 text it was written with
  * (millisecond precision), so that the verifier can hash the exact stored value rather than a rounded one.
  */
-export type ChainedFields = Omit<AuditRecord, 'prevHash' | 'hash' | 'occurredAt'> & {
+export type ChainedFields = Omit<
+  AuditRecord,
+  'prevHash' | 'hash' | 'hashVersion' | 'occurredAt'
+> & {
   readonly occurredAt: string;
 };
+
+/** What a version-2 {@link recordDigest} covers: the record without its place in the chain. */
+export type DigestedFields = Omit<ChainedFields, 'seq'>;
+
+/**
+ * An entry checked and made ready for `audit.chain_records`: its fields as stored, its record id, and the
+ * digest Postgres chains. JSON-safe (the time is ISO-8601 text), so it can travel inside another statement's
+ * parameters, such as a task batch.
+ */
+export interface SealedAuditEntry extends DigestedFields {
+  /** {@link recordDigest} of the other fields, lowercase hex. */
+  readonly digest: string;
+}
 
 /** The `prevHash` of every chain's first record: 32 zero bytes. */
 export const GENESIS_HASH = '0'.repeat(64);
@@ -71,7 +98,7 @@ export const GENESIS_HASH = '0'.repeat(64);
 const HEX_HASH = /^[0-9a-f]{64}$/;
 
 /**
- * The record's fields as RFC 8785 canonical JSON. Every field is named here, `null`s included, so that a
+ * The record's fields as RFC 8785 canonical JSON, as version 1 hashes them (seq included). Every field is named here, `null`s included, so that a
  * property a caller added to the object can neither enter the hash nor change it.
  */
 export function canonicalRecord(fields: ChainedFields): string {
@@ -93,7 +120,7 @@ export function canonicalRecord(fields: ChainedFields): string {
 }
 
 /**
- * A record's link in its chain: SHA-256 over the previous record's hash (32 bytes) followed by the UTF-8 bytes
+ * A version-1 link: SHA-256 over the previous record's hash (32 bytes) followed by the UTF-8 bytes
  * of {@link canonicalRecord}. Seq and tenant are inside, so a record moved to another place or tenant no
  * longer matches its hash.
  */
@@ -107,10 +134,66 @@ export function chainHash(prevHash: string, fields: ChainedFields): string {
     .digest('hex');
 }
 
+/**
+ * The version-2 digest of a record: SHA-256 of the UTF-8 bytes of the RFC 8785 JSON of its fields, `null`s
+ * included, without seq or hashes (Postgres gives the seq when it chains the record). Lowercase hex, as every
+ * hash of this library.
+ */
+export function recordDigest(fields: DigestedFields): string {
+  const canonical = canonicalize({
+    tenantId: fields.tenantId,
+    recordId: fields.recordId,
+    occurredAt: fields.occurredAt,
+    principalId: fields.principalId,
+    credentialId: fields.credentialId,
+    sourceAddress: fields.sourceAddress,
+    operation: fields.operation,
+    binding: fields.binding,
+    resource: fields.resource,
+    outcome: fields.outcome,
+    reason: fields.reason,
+    traceId: fields.traceId,
+  });
+  return createHash('sha256').update(canonical, 'utf8').digest('hex');
+}
+
+/**
+ * A version-2 link: SHA-256( prevHash (32 bytes) ‖ seq (8 bytes, big-endian, signed) ‖ digest (32 bytes) ),
+ * which is `sha256(prev_hash || int8send(seq) || digest)` in SQL. All hashes lowercase hex.
+ */
+export function chainHashV2(prevHash: string, seq: number, digest: string): string {
+  if (!HEX_HASH.test(prevHash) || !HEX_HASH.test(digest)) {
+    throw new TypeError('a previous hash and a digest are 32 bytes in lowercase hex');
+  }
+  if (!Number.isSafeInteger(seq) || seq < 1) {
+    throw new RangeError(`not a record seq: ${seq}`);
+  }
+  const seqBytes = Buffer.alloc(8);
+  seqBytes.writeBigInt64BE(BigInt(seq));
+  return createHash('sha256')
+    .update(Buffer.from(prevHash, 'hex'))
+    .update(seqBytes)
+    .update(Buffer.from(digest, 'hex'))
+    .digest('hex');
+}
+
+/** The hash a record of `version` has after `prevHash`. */
+export function recordHash(
+  version: AuditHashVersion,
+  prevHash: string,
+  fields: ChainedFields,
+): string {
+  return version === 1
+    ? chainHash(prevHash, fields)
+    : chainHashV2(prevHash, fields.seq, recordDigest(fields));
+}
+
 /** Characters that would let a value pose as a line of its own, or that no JSON or Postgres text can hold. */
 const UNPRINTABLE = /[\p{Cc}\p{Zl}\p{Zp}\p{Cs}]/u;
 const OPERATION = /^[A-Za-z][A-Za-z0-9_-]*(\.[A-Za-z][A-Za-z0-9_-]*)+$/;
 const REASON = /^[A-Z][A-Z0-9_]*$/;
+/** A UUID as Postgres prints it, so that the id read back is the id that was hashed. */
+const RECORD_ID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 /** 9999-12-31T23:59:59.999Z: later times have no four-digit-year ISO form. */
 export const LATEST_TIME = Date.UTC(9999, 11, 31, 23, 59, 59, 999);
 
@@ -175,4 +258,18 @@ export function checkEntry(entry: AuditEntry): AuditEntry {
     traceId: optional('traceId'),
     occurredAt: new Date(occurredAt.getTime()),
   };
+}
+
+/**
+ * The entry checked ({@link checkEntry}) and sealed for `audit.chain_records` under `recordId`, which must be a
+ * UUID in lowercase hex with hyphens (the form Postgres gives back, hashed as such). Throws
+ * {@link InvalidAuditEntry}, so a bad entry fails its own call, never the statement it would have joined.
+ */
+export function sealAuditEntry(entry: AuditEntry, recordId: string): SealedAuditEntry {
+  const { occurredAt, ...checked } = checkEntry(entry);
+  if (typeof recordId !== 'string' || !RECORD_ID.test(recordId)) {
+    throw new InvalidAuditEntry('recordId', 'must be a UUID in lowercase hex with hyphens');
+  }
+  const fields: DigestedFields = { ...checked, recordId, occurredAt: occurredAt.toISOString() };
+  return { ...fields, digest: recordDigest(fields) };
 }

@@ -21,4 +21,9 @@ export interface CallContext {
   readonly requestId: string;
   /** The caller's network address as the ingress saw it (for the audit record). */
   readonly sourceAddress?: string;
+  /**
+   * The A2A method the client called (`SendMessage`, `SendStreamingMessage`, …), set by the ingress for the
+   * operation it forwards: the task-service names it in the audit record it writes with the change.
+   */
+  readonly method?: string;
 }

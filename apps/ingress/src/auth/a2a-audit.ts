@@ -11,7 +11,11 @@ import { Inject, Injectable, Logger, type OnModuleDestroy } from '@nestjs/common
 import type { Pool } from 'pg';
 import { INGRESS_PG_POOL } from '../tokens';
 
-/** The operations that change something: each call becomes an audit record, whatever its outcome. */
+/**
+ * The operations that change something: each call becomes an audit record, whatever its outcome. The
+ * task-service writes the record of each one that succeeds, in the transaction of the change it made
+ * (apps/task-service `callAudit`); the ingress writes those of the calls that fail or are refused.
+ */
 const MUTATING: ReadonlySet<A2aJsonRpcMethod> = new Set<A2aJsonRpcMethod>([
   'SendMessage',
   'SendStreamingMessage',
@@ -28,9 +32,10 @@ export interface RefusedCall {
 }
 
 /**
- * The ingress's audit records (docs/admin.md "Audit"): every mutating A2A operation with its outcome, every call
- * refused for a missing scope, every failed authentication. Records are batched across concurrent calls
- * (AuditWriter) and durable before the answer is sent. Content never goes in: ids and outcomes only.
+ * The ingress's audit records (docs/admin.md "Audit"): every mutating A2A operation that failed (those that
+ * succeed are recorded by the task-service with their change), every call refused for a missing scope, every
+ * failed authentication. Records are batched across concurrent calls (AuditWriter) and durable before the
+ * answer is sent. Content never goes in: ids and outcomes only.
  */
 @Injectable()
 export class A2aAudit implements OnModuleDestroy {
@@ -50,7 +55,8 @@ export class A2aAudit implements OnModuleDestroy {
   ): Promise<void> {
     const error = 'error' in outcome ? outcome.error : null;
     const denied = error instanceof A2aError && error.reason === 'PERMISSION_DENIED';
-    if (!MUTATING.has(method) && !denied) {
+    // A mutating call that succeeded has its record from the task-service, committed with the change.
+    if (MUTATING.has(method) ? error === null : !denied) {
       return;
     }
     const result: AuditOutcome = error === null ? 'ok' : denied ? 'denied' : 'failed';

@@ -251,7 +251,7 @@ export class A2aGateway {
     method: UnaryMethod,
     params: unknown,
   ): Promise<unknown> {
-    const { ctx } = session;
+    const ctx = { ...session.ctx, method };
     switch (method) {
       case 'SendMessage':
         return (await this.operations.sendMessage(params, ctx)).result;
@@ -307,7 +307,7 @@ export class A2aGateway {
     params: unknown,
     lastEventIdHeader: string | undefined,
   ): Promise<OpenedStream> {
-    const { ctx } = session;
+    const ctx = { ...session.ctx, method };
     if (method === 'SendStreamingMessage') {
       // The stream, not the call, waits for the task: the message is accepted first, then watched.
       const { result, version } = await this.operations.sendMessage(returnImmediately(params), ctx);

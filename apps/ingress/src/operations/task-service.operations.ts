@@ -49,6 +49,7 @@ export class TaskServiceOperations extends A2aOperations implements OnModuleDest
         credentialId: ctx.credentialId ?? '',
         protocolVersion: ctx.protocolVersion,
         sourceAddress: ctx.sourceAddress ?? '',
+        method: ctx.method ?? '',
       },
       requestJson: JSON.stringify(params ?? {}),
     };

@@ -7,7 +7,13 @@ import {
 import type { TaskServiceConfig } from '@lib/config';
 import { decide } from '@lib/task-domain';
 import { Inject, Injectable } from '@nestjs/common';
-import { callerMetadata, callerTask, type CallContext, type Versioned } from '../call-context';
+import {
+  callAudit,
+  callerMetadata,
+  callerTask,
+  type CallContext,
+  type Versioned,
+} from '../call-context';
 import { TaskViews } from '../queries/task-views';
 import { TaskRepository } from '../task.repository';
 import { TASK_SERVICE_CONFIG } from '../tokens';
@@ -38,7 +44,12 @@ export class CancelTaskHandler {
       cancelGraceMs: this.config.CANCEL_GRACE_MS,
       now: new Date(),
     };
-    await this.tasks.execute(task, (s) => decide(command, s), callerMetadata(ctx));
+    await this.tasks.execute(
+      task,
+      (s) => decide(command, s),
+      callerMetadata(ctx),
+      callAudit(ctx, 'CancelTask', task),
+    );
     // The sweeper enforces the deadline within one sweep interval; wait a little beyond that.
     const waitMs = this.config.CANCEL_GRACE_MS + 2 * this.config.SWEEP_INTERVAL_MS + 1_000;
     const record = await this.watch.waitFor(

@@ -12,7 +12,13 @@ import {
 } from '@lib/a2a-protocol';
 import { decide } from '@lib/task-domain';
 import { Injectable } from '@nestjs/common';
-import { callerMetadata, callerTask, type CallContext, type Versioned } from '../call-context';
+import {
+  callAudit,
+  callerMetadata,
+  callerTask,
+  type CallContext,
+  type Versioned,
+} from '../call-context';
 import { IdGenerator } from '../clock';
 import { PushConfigs } from '../queries/push-configs';
 import { TaskViews } from '../queries/task-views';
@@ -53,6 +59,7 @@ export class PushConfigHandler {
         decide({ type: 'RegisterPushConfig', configId: spec.configId, origin }, state),
       metadata: callerMetadata(ctx),
       pushConfigs: [spec],
+      audit: callAudit(ctx, 'CreateTaskPushNotificationConfig', task),
     });
     const { configId, ...config } = spec;
     return { result: { id: configId, taskId: task.taskId, ...config } };
@@ -105,6 +112,7 @@ export class PushConfigHandler {
       ...task,
       decide: (state) => decide({ type: 'RemovePushConfig', configId: id }, state),
       metadata: callerMetadata(ctx),
+      audit: callAudit(ctx, 'DeleteTaskPushNotificationConfig', task),
     });
     return { result: {} };
   }

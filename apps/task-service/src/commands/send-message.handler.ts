@@ -25,14 +25,14 @@ import { taskIdOf, type TaskId } from '@lib/tenancy';
 import { Inject, Injectable } from '@nestjs/common';
 import { createHash } from 'node:crypto';
 import { AgentDirectory } from '../agent-directory';
-import { callerMetadata, type CallContext, type Versioned } from '../call-context';
+import { callAudit, callerMetadata, type CallContext, type Versioned } from '../call-context';
 import { Clock, IdGenerator } from '../clock';
 import { Dispatcher } from '../dispatch/dispatcher';
 import { TaskViews, type TaskViewRecord } from '../queries/task-views';
 import { TASK_SERVICE_CONFIG } from '../tokens';
 import { TaskStore, type MessageIdClaim, type PushConfigSpec } from '../write/task-store';
 import { recordOf, TaskWatch } from '../write/task-watch';
-import { TaskWriter, type WriteOutcome } from '../write/task-writer';
+import { AuditSink, TaskWriter, type WriteOutcome } from '../write/task-writer';
 import { assertAcceptedParts } from './content-types';
 import { pushConfigSpec } from './push-config-spec';
 
@@ -55,6 +55,7 @@ export class SendMessageHandler {
     private readonly dispatcher: Dispatcher,
     private readonly clock: Clock,
     private readonly ids: IdGenerator,
+    private readonly audit: AuditSink,
     @Inject(TASK_SERVICE_CONFIG) private readonly config: TaskServiceConfig,
   ) {}
 
@@ -175,6 +176,17 @@ export class SendMessageHandler {
   }
 
   /**
+   * A message sent again (same messageId and content) goes to the task the first one went to, and changes
+   * nothing: its audit record is written on its own, naming that task.
+   */
+  private async repeated(ctx: CallContext, earlier: TaskId): Promise<{ taskId: TaskId }> {
+    await this.audit.recordApart(
+      callAudit(ctx, 'SendMessage', { tenantId: ctx.tenantId, taskId: earlier }),
+    );
+    return { taskId: earlier };
+  }
+
+  /**
    * Appends the message (a new task, or the next turn of an interrupted one) together with its messageId
    * claim, and with a lease when a worker of the agent connected here has room and the agent's leases are
    * not capped (`maxConcurrency`: its tasks wait for the dispatcher): one append, one commit.
@@ -235,6 +247,7 @@ export class SendMessageHandler {
           metadata: callerMetadata(ctx),
           fresh: !message.taskId,
           claim,
+          audit: callAudit(ctx, 'SendMessage', { tenantId: ctx.tenantId, taskId }),
           ...(webhook ? { pushConfigs: [webhook.spec] } : {}),
         });
       } catch (error) {
@@ -243,7 +256,7 @@ export class SendMessageHandler {
         if (!earlier) {
           throw error;
         }
-        return { taskId: earlier };
+        return this.repeated(ctx, earlier);
       } finally {
         if (session) {
           this.dispatcher.granted(session, outcome);
@@ -257,7 +270,7 @@ export class SendMessageHandler {
         case 'duplicate': {
           const earlier = await this.store.findMessageId(ctx.tenantId, claim);
           if (earlier) {
-            return { taskId: earlier };
+            return this.repeated(ctx, earlier);
           }
           // The claim was given back meanwhile (its append conflicted): claim it again.
         }

@@ -5,6 +5,7 @@ import { callContext } from '@lib/testing';
 import { describe, expect, it } from 'vitest';
 import { CountingIds } from '../../test/support/counting-ids';
 import { InMemoryTaskStore } from '../../test/support/in-memory-task-store';
+import { RecordedAudit } from '../../test/support/recorded-audit';
 import type { AgentDirectory } from '../agent-directory';
 import type { CallContext } from '../call-context';
 import { Clock } from '../clock';
@@ -44,7 +45,7 @@ class FakeDispatcher {
 
 function setUp(room = 0) {
   const store = new InMemoryTaskStore();
-  const writer = new TaskWriter(store, new CountingIds());
+  const writer = new TaskWriter(store, new CountingIds(), new RecordedAudit());
   const dispatcher = new FakeDispatcher(room);
   const agents = {
     intake: () => Promise.resolve({ inputModes: ['text/plain'], messageReplies: false }),
@@ -73,6 +74,7 @@ function setUp(room = 0) {
     dispatcher as unknown as Dispatcher,
     new FixedClock(),
     new CountingIds(),
+    new RecordedAudit(),
     config,
   );
   const send = async (messageId: string, text: string): Promise<Task> => {

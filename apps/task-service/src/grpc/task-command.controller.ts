@@ -170,6 +170,7 @@ export class TaskCommandController {
       requestId: context.requestId,
       ...(context.traceparent ? { traceparent: context.traceparent } : {}),
       ...(context.sourceAddress ? { sourceAddress: context.sourceAddress } : {}),
+      ...(context.method ? { method: context.method } : {}),
     };
     try {
       const input: unknown = call.requestJson ? JSON.parse(call.requestJson) : {};

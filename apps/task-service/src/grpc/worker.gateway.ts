@@ -30,9 +30,9 @@ import { Clock } from '../clock';
 import { Dispatcher } from '../dispatch/dispatcher';
 import { WorkQueue } from '../dispatch/work-queue';
 import { WorkerSession } from '../dispatch/worker-session';
+import { ServiceAudit } from '../service-audit';
 import { TaskRepository } from '../task.repository';
 import { TASK_SERVICE_CONFIG } from '../tokens';
-import { WorkerAudit } from '../worker-audit';
 
 const HELLO_TIMEOUT_MS = 10_000;
 /** Most updates one PublishUpdate may carry (the SDK sends at most 64). */
@@ -74,7 +74,7 @@ export class WorkerGateway {
     private readonly work: WorkQueue,
     private readonly tasks: TaskRepository,
     private readonly agents: AgentDirectory,
-    private readonly audit: WorkerAudit,
+    private readonly audit: ServiceAudit,
     private readonly dispatcher: Dispatcher,
     private readonly clock: Clock,
     @Inject(TASK_SERVICE_CONFIG) private readonly config: TaskServiceConfig,

@@ -1,3 +1,4 @@
+import type { SealedAuditEntry } from '@lib/audit';
 import { NOTICE_CHANNEL, withTransaction, type EventMetadata } from '@lib/event-store';
 import {
   shownAsTask,
@@ -62,6 +63,8 @@ export interface StreamChange {
   claim?: { taskId: TaskId } & MessageIdClaim;
   /** The webhooks the change's `PushConfigRegistered` events name. */
   pushConfigs?: readonly PushConfigSpec[];
+  /** The audit record of the call that made the change, committed with it. */
+  audit?: SealedAuditEntry;
 }
 
 /** The change `events` make to a stream at `before`, with everything derived from it. */
@@ -344,6 +347,12 @@ export class PostgresTaskStore extends TaskStore {
         };
       }),
       notices: changes.flatMap((c, i) => c.notices.map((n) => ({ i, n }))),
+      audit: changes
+        .flatMap((c, i) => (c.audit ? [auditRow(c.audit, i)] : []))
+        .map((row, n) => ({
+          n,
+          ...row,
+        })),
     };
     const result = await (within ?? this.pool).query<{
       stream_index: number;
@@ -387,4 +396,24 @@ export class PostgresTaskStore extends TaskStore {
     const row = result.rows[0];
     return row ? taskIdOf(row.task_id) : null;
   }
+}
+
+/** An audit entry as `events.append_task_batch` takes it (chained in SQL: `audit.chain_records`). */
+function auditRow(entry: SealedAuditEntry, i: number): Record<string, unknown> {
+  return {
+    i,
+    t: entry.tenantId,
+    id: entry.recordId,
+    at: entry.occurredAt,
+    p: entry.principalId,
+    c: entry.credentialId,
+    s: entry.sourceAddress,
+    o: entry.operation,
+    b: entry.binding,
+    r: entry.resource,
+    out: entry.outcome,
+    re: entry.reason,
+    tr: entry.traceId,
+    d: entry.digest,
+  };
 }

@@ -1,3 +1,4 @@
+import { sealAuditEntry, type AuditEntry, type SealedAuditEntry } from '@lib/audit';
 import { ConcurrencyConflict, type EventMetadata } from '@lib/event-store';
 import {
   foldTask,
@@ -37,6 +38,18 @@ export interface WriteCommand extends TaskRef {
   claim?: MessageIdClaim;
   /** The webhooks the decision may register, written with it when it does (their secrets stay out of the log). */
   pushConfigs?: readonly PushConfigSpec[];
+  /**
+   * The audit record of the call that asked for the change: committed in the change's transaction when the
+   * change is written; recorded on its own before the outcome when the decision changes nothing. Not at all
+   * for a duplicate (a repeated message): its caller records the call, naming the task it went to.
+   */
+  audit?: AuditEntry;
+}
+
+/** Where the writer records the audit entry of a command that wrote nothing (there is no transaction to join). */
+export abstract class AuditSink {
+  /** Resolves once the record is written or its loss reported; never rejects. */
+  abstract recordApart(entry: AuditEntry): Promise<void>;
 }
 
 export type WriteOutcome =
@@ -58,6 +71,8 @@ export type CommitListener = (
 
 interface Pending {
   command: WriteCommand;
+  /** The command's audit entry, checked and sealed once (the same record on every try). */
+  audit: SealedAuditEntry | null;
   streamId: StreamId;
   /** The messageId claim's identity, when the command carries one. */
   claimKey: string | null;
@@ -107,9 +122,17 @@ export class TaskWriter {
   constructor(
     private readonly store: TaskStore,
     private readonly ids: IdGenerator,
+    private readonly audit: AuditSink,
   ) {}
 
   write(command: WriteCommand): Promise<WriteOutcome> {
+    let audit: SealedAuditEntry | null;
+    try {
+      // Checked before anything is decided: an entry the audit log would refuse fails the command.
+      audit = command.audit ? sealAuditEntry(command.audit, this.ids.eventId()) : null;
+    } catch (error) {
+      return Promise.reject(error as Error);
+    }
     return new Promise((resolve, reject) => {
       const streamId = streamIdOf(command);
       const { claim } = command;
@@ -122,7 +145,7 @@ export class TaskWriter {
             claim.digest,
           ])
         : null;
-      this.queue.push({ command, streamId, claimKey, tries: 0, resolve, reject });
+      this.queue.push({ command, audit, streamId, claimKey, tries: 0, resolve, reject });
       this.kick();
     });
   }
@@ -247,7 +270,7 @@ export class TaskWriter {
       }
       const key = command.metadata.idempotencyKey;
       if (key !== undefined && current.idempotencyKeys.has(key)) {
-        pending.resolve({ kind: 'unchanged', state: current.state });
+        this.settleApart(pending, { kind: 'unchanged', state: current.state });
         continue;
       }
       let events: TaskEvent[];
@@ -259,7 +282,7 @@ export class TaskWriter {
       }
       const after = foldTask(events, current.state);
       if (events.length === 0 || after.status !== 'present') {
-        pending.resolve({ kind: 'unchanged', state: current.state });
+        this.settleApart(pending, { kind: 'unchanged', state: current.state });
         continue;
       }
       const change = streamChange(
@@ -275,6 +298,7 @@ export class TaskWriter {
         ...change,
         ...(command.claim ? { claim: { ...command.claim, taskId: command.taskId } } : {}),
         ...(command.pushConfigs ? { pushConfigs: command.pushConfigs } : {}),
+        ...(pending.audit ? { audit: pending.audit } : {}),
       });
       decided.push({ pending, before: current.state, after });
     }
@@ -302,6 +326,7 @@ export class TaskWriter {
       const refusal = refused.get(index);
       const change = changes[index];
       if (refusal === 'duplicate') {
+        // The caller learns which task the message went to, and records the call naming it.
         pending.resolve({ kind: 'duplicate' });
       } else if (refusal === 'conflict' || !change) {
         this.cache.delete(pending.streamId);
@@ -318,6 +343,19 @@ export class TaskWriter {
       }
     });
     this.queue = [...again, ...this.queue];
+  }
+
+  /**
+   * Resolves a command that wrote nothing, after recording its audit entry on its own (no change, so no
+   * transaction for it to join).
+   */
+  private settleApart(pending: Pending, outcome: WriteOutcome): void {
+    const entry = pending.command.audit;
+    if (!entry) {
+      pending.resolve(outcome);
+      return;
+    }
+    void this.audit.recordApart(entry).then(() => pending.resolve(outcome));
   }
 
   /** Adds a command to `again` (the head of the queue), or reports `error` when it has had its tries. */

@@ -1,9 +1,11 @@
+import type { AuditEntry } from '@lib/audit';
 import type { EventMetadata } from '@lib/event-store';
 import { decide, decideAll, taskStreamId, type TaskCommand } from '@lib/task-domain';
 import { agentIdOf, principalIdOf, taskIdOf, tenantIdOf, type TaskRef } from '@lib/tenancy';
 import { describe, expect, it } from 'vitest';
 import { CountingIds } from '../../test/support/counting-ids';
 import { InMemoryTaskStore } from '../../test/support/in-memory-task-store';
+import { RecordedAudit } from '../../test/support/recorded-audit';
 import { TaskWriter, type WriteCommand } from './task-writer';
 
 const NOW = new Date('2026-01-01T00:00:00.000Z');
@@ -48,10 +50,25 @@ const status = (state: 'TASK_STATE_WORKING' | 'TASK_STATE_COMPLETED'): TaskComma
   now: NOW,
 });
 
-function setUp(): { store: InMemoryTaskStore; writer: TaskWriter } {
+function setUp(): { store: InMemoryTaskStore; writer: TaskWriter; audit: RecordedAudit } {
   const store = new InMemoryTaskStore();
-  return { store, writer: new TaskWriter(store, new CountingIds()) };
+  const audit = new RecordedAudit();
+  return { store, writer: new TaskWriter(store, new CountingIds(), audit), audit };
 }
+
+const sendRecord = (taskId: string): AuditEntry => ({
+  tenantId: ACME,
+  principalId: 'alice',
+  credentialId: 'key-1',
+  sourceAddress: '203.0.113.9',
+  operation: 'a2a.SendMessage',
+  binding: 'JSONRPC',
+  resource: `task/${taskId}`,
+  outcome: 'ok',
+  reason: null,
+  traceId: null,
+  occurredAt: NOW,
+});
 
 describe('TaskWriter', () => {
   it('appends the commands that arrive together in one batch', async () => {
@@ -175,6 +192,40 @@ describe('TaskWriter', () => {
     const again = await writer.write(submit('t2', 'same'));
     expect(again.kind).toBe('duplicate');
     expect(store.streams.has(taskStreamId('acme', 't2'))).toBe(false);
+  });
+
+  it('hands the audit record of a written command to the store with its change, sealed once', async () => {
+    const { store, writer, audit } = setUp();
+    const outcome = await writer.write({ ...submit('t1'), audit: sendRecord('t1') });
+    expect(outcome.kind).toBe('written');
+    const sealed = store.batches[0]?.[0]?.audit;
+    expect(sealed).toMatchObject({ operation: 'a2a.SendMessage', resource: 'task/t1' });
+    expect(sealed?.digest).toMatch(/^[0-9a-f]{64}$/);
+    expect(sealed?.occurredAt).toBe(NOW.toISOString());
+    expect(audit.entries).toEqual([]);
+  });
+
+  it('records the audit entry apart when the decision changes nothing; leaves a repeat to its caller', async () => {
+    const { store, writer, audit } = setUp();
+    await writer.write(submit('t1', 'same'));
+    const repeat = await writer.write({ ...submit('t2', 'same'), audit: sendRecord('t2') });
+    const nothing = await writer.write({
+      ...task('t1'),
+      decide: () => [],
+      metadata: caller,
+      audit: sendRecord('t1'),
+    });
+    expect([repeat.kind, nothing.kind]).toEqual(['duplicate', 'unchanged']);
+    expect(audit.entries.map((e) => e.resource)).toEqual(['task/t1']);
+    expect(store.streams.has(taskStreamId('acme', 't2'))).toBe(false);
+  });
+
+  it('refuses a command whose audit entry cannot be stored, and writes nothing for it', async () => {
+    const { store, writer } = setUp();
+    await expect(
+      writer.write({ ...submit('t1'), audit: { ...sendRecord('t1'), operation: 'no dots' } }),
+    ).rejects.toThrow();
+    expect(store.batches).toHaveLength(0);
   });
 
   it('applies a command with an idempotency key the stream holds only once', async () => {

@@ -39,6 +39,11 @@ export interface CallContext {
   protocolVersion: string;
   /** The caller's network address as the ingress saw it. */
   sourceAddress: string;
+  /**
+   * The A2A method the client called (SendMessage and SendStreamingMessage share one operation here); the
+   * task-service names it in the audit record it writes with the change.
+   */
+  method: string;
 }
 
 export interface OperationCall {
@@ -89,6 +94,7 @@ function createBaseCallContext(): CallContext {
     credentialId: "",
     protocolVersion: "",
     sourceAddress: "",
+    method: "",
   };
 }
 
@@ -123,6 +129,9 @@ export const CallContext: MessageFns<CallContext> = {
     }
     if (message.sourceAddress !== "") {
       writer.uint32(82).string(message.sourceAddress);
+    }
+    if (message.method !== "") {
+      writer.uint32(90).string(message.method);
     }
     return writer;
   },
@@ -214,6 +223,14 @@ export const CallContext: MessageFns<CallContext> = {
           message.sourceAddress = reader.string();
           continue;
         }
+        case 11: {
+          if (tag !== 90) {
+            break;
+          }
+
+          message.method = reader.string();
+          continue;
+        }
       }
       if ((tag & 7) === 4 || tag === 0) {
         break;
@@ -235,6 +252,7 @@ export const CallContext: MessageFns<CallContext> = {
       credentialId: isSet(object.credentialId) ? globalThis.String(object.credentialId) : "",
       protocolVersion: isSet(object.protocolVersion) ? globalThis.String(object.protocolVersion) : "",
       sourceAddress: isSet(object.sourceAddress) ? globalThis.String(object.sourceAddress) : "",
+      method: isSet(object.method) ? globalThis.String(object.method) : "",
     };
   },
 
@@ -270,6 +288,9 @@ export const CallContext: MessageFns<CallContext> = {
     if (message.sourceAddress !== "") {
       obj.sourceAddress = message.sourceAddress;
     }
+    if (message.method !== "") {
+      obj.method = message.method;
+    }
     return obj;
   },
 
@@ -288,6 +309,7 @@ export const CallContext: MessageFns<CallContext> = {
     message.credentialId = object.credentialId ?? "";
     message.protocolVersion = object.protocolVersion ?? "";
     message.sourceAddress = object.sourceAddress ?? "";
+    message.method = object.method ?? "";
     return message;
   },
 };
