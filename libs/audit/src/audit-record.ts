@@ -98,13 +98,12 @@ export const GENESIS_HASH = '0'.repeat(64);
 const HEX_HASH = /^[0-9a-f]{64}$/;
 
 /**
- * The record's fields as RFC 8785 canonical JSON, as version 1 hashes them (seq included). Every field is named here, `null`s included, so that a
- * property a caller added to the object can neither enter the hash nor change it.
+ * The record's own fields, every one named, `null`s included, so that a property a caller added to the object
+ * can neither enter a hash nor change it. RFC 8785 orders the keys, so the order here does not matter.
  */
-export function canonicalRecord(fields: ChainedFields): string {
-  return canonicalize({
+function recordFields(fields: DigestedFields): Record<string, unknown> {
+  return {
     tenantId: fields.tenantId,
-    seq: fields.seq,
     recordId: fields.recordId,
     occurredAt: fields.occurredAt,
     principalId: fields.principalId,
@@ -116,7 +115,12 @@ export function canonicalRecord(fields: ChainedFields): string {
     outcome: fields.outcome,
     reason: fields.reason,
     traceId: fields.traceId,
-  });
+  };
+}
+
+/** The record's fields as RFC 8785 canonical JSON, as version 1 hashes them (seq included). */
+export function canonicalRecord(fields: ChainedFields): string {
+  return canonicalize({ ...recordFields(fields), seq: fields.seq });
 }
 
 /**
@@ -140,21 +144,9 @@ export function chainHash(prevHash: string, fields: ChainedFields): string {
  * hash of this library.
  */
 export function recordDigest(fields: DigestedFields): string {
-  const canonical = canonicalize({
-    tenantId: fields.tenantId,
-    recordId: fields.recordId,
-    occurredAt: fields.occurredAt,
-    principalId: fields.principalId,
-    credentialId: fields.credentialId,
-    sourceAddress: fields.sourceAddress,
-    operation: fields.operation,
-    binding: fields.binding,
-    resource: fields.resource,
-    outcome: fields.outcome,
-    reason: fields.reason,
-    traceId: fields.traceId,
-  });
-  return createHash('sha256').update(canonical, 'utf8').digest('hex');
+  return createHash('sha256')
+    .update(canonicalize(recordFields(fields)), 'utf8')
+    .digest('hex');
 }
 
 /**
