@@ -26,6 +26,12 @@ export const taskServiceSchema = z.object({
   SWEEP_INTERVAL_MS: ms.default(1_000),
   /** How long a blocking SendMessage waits for a terminal or interrupted state before returning the task. */
   BLOCKING_SEND_TIMEOUT_MS: ms.default(60_000),
+  /**
+   * Write batches (group commits) one replica has committing at once. One gathers the most commands per
+   * commit, which cost least per request on a small host (docs/benchmarks.md); more overlap a commit's wait
+   * with deciding the next batch, for hosts whose cores would otherwise idle.
+   */
+  WRITER_BATCHES_IN_FLIGHT: z.coerce.number().int().min(1).max(8).default(1),
 });
 
 /** The ingress: A2A bindings and agent cards. */

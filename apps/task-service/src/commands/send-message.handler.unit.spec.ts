@@ -45,7 +45,9 @@ class FakeDispatcher {
 
 function setUp(room = 0) {
   const store = new InMemoryTaskStore();
-  const writer = new TaskWriter(store, new CountingIds(), new RecordedAudit());
+  const writer = new TaskWriter(store, new CountingIds(), new RecordedAudit(), {
+    WRITER_BATCHES_IN_FLIGHT: 1,
+  });
   const dispatcher = new FakeDispatcher(room);
   const agents = {
     intake: () => Promise.resolve({ inputModes: ['text/plain'], messageReplies: false }),

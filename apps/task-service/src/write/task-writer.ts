@@ -1,4 +1,5 @@
 import { sealAuditEntry, type AuditEntry, type SealedAuditEntry } from '@lib/audit';
+import type { TaskServiceConfig } from '@lib/config';
 import { ConcurrencyConflict, type EventMetadata } from '@lib/event-store';
 import {
   foldTask,
@@ -8,8 +9,9 @@ import {
   type TaskEvent,
 } from '@lib/task-domain';
 import type { TaskRef } from '@lib/tenancy';
-import { Injectable } from '@nestjs/common';
+import { Inject, Injectable } from '@nestjs/common';
 import { IdGenerator } from '../clock';
+import { TASK_SERVICE_CONFIG } from '../tokens';
 import { StreamCache, streamIdOf, type CachedStream, type StreamId } from './stream-cache';
 import {
   streamChange,
@@ -88,11 +90,6 @@ const MAX_BATCH = 256;
 const CACHE_CAPACITY = 4_096;
 /** Batches a command may take part in before its conflicts are reported to the caller. */
 const MAX_TRIES = 5;
-/**
- * Batches committing at once: while one waits for its commit (the WAL flush), the next is decided and sent.
- * Their streams and messageIds never overlap.
- */
-const MAX_IN_FLIGHT = 2;
 /** SQLSTATEs after which the whole batch is simply tried again: nothing of it was committed. */
 const RETRY_BATCH = new Set(['40P01', '40001']);
 
@@ -100,10 +97,13 @@ const RETRY_BATCH = new Set(['40P01', '40001']);
  * The write path of task streams, with group commit (docs/adr/0007-hot-path.md): commands arriving while a
  * batch commits are decided together on their streams' current states (held in a cache, or read in one
  * query) and appended in one statement, each stream under its own expected version. A stream that moved on
- * meanwhile is re-read and decided again; the others are not held back by it. At most two batches commit at
- * once per replica, on disjoint streams: the commit is the unit of work, its cost shared by every command in
- * it.
+ * meanwhile is re-read and decided again; the others are not held back by it. At most
+ * WRITER_BATCHES_IN_FLIGHT batches (default one) commit at once per replica, on disjoint streams: the commit
+ * is the unit of work, its cost shared by every command in it.
  */
+/** The writer's setting (WRITER_BATCHES_IN_FLIGHT, libs/config). */
+export type TaskWriterConfig = Pick<TaskServiceConfig, 'WRITER_BATCHES_IN_FLIGHT'>;
+
 @Injectable()
 export class TaskWriter {
   private queue: Pending[] = [];
@@ -123,6 +123,11 @@ export class TaskWriter {
     private readonly store: TaskStore,
     private readonly ids: IdGenerator,
     private readonly audit: AuditSink,
+    /**
+     * Batches committing at once: while one waits for its commit (the WAL flush), the next is decided and
+     * sent. Their streams and messageIds never overlap.
+     */
+    @Inject(TASK_SERVICE_CONFIG) private readonly config: TaskWriterConfig,
   ) {}
 
   write(command: WriteCommand): Promise<WriteOutcome> {
@@ -184,7 +189,7 @@ export class TaskWriter {
   }
 
   private kick(): void {
-    if (this.scheduled || this.inFlight >= MAX_IN_FLIGHT) {
+    if (this.scheduled || this.inFlight >= this.config.WRITER_BATCHES_IN_FLIGHT) {
       return;
     }
     this.scheduled = true;
@@ -195,9 +200,9 @@ export class TaskWriter {
     });
   }
 
-  /** Starts batches while fewer than MAX_IN_FLIGHT run and there is work not held back by one of them. */
+  /** Starts batches while fewer than WRITER_BATCHES_IN_FLIGHT run and there is work not held back by one. */
   private launch(): void {
-    while (this.inFlight < MAX_IN_FLIGHT && this.queue.length > 0) {
+    while (this.inFlight < this.config.WRITER_BATCHES_IN_FLIGHT && this.queue.length > 0) {
       let over: () => void = () => undefined;
       const batch = this.take(
         new Promise<void>((resolve) => {

@@ -50,10 +50,18 @@ const status = (state: 'TASK_STATE_WORKING' | 'TASK_STATE_COMPLETED'): TaskComma
   now: NOW,
 });
 
-function setUp(): { store: InMemoryTaskStore; writer: TaskWriter; audit: RecordedAudit } {
+function setUp(batches = 1): {
+  store: InMemoryTaskStore;
+  writer: TaskWriter;
+  audit: RecordedAudit;
+} {
   const store = new InMemoryTaskStore();
   const audit = new RecordedAudit();
-  return { store, writer: new TaskWriter(store, new CountingIds(), audit), audit };
+  return {
+    store,
+    writer: new TaskWriter(store, new CountingIds(), audit, { WRITER_BATCHES_IN_FLIGHT: batches }),
+    audit,
+  };
 }
 
 const sendRecord = (taskId: string): AuditEntry => ({
@@ -265,8 +273,8 @@ describe('TaskWriter', () => {
     expect(store.streams.has(taskStreamId('acme', 't2'))).toBe(false);
   });
 
-  it('sends a second batch while the first waits for its commit, never with a stream of the first', async () => {
-    const { store, writer } = setUp();
+  it('with two batches in flight, sends a second while the first waits for its commit, never with a stream of the first', async () => {
+    const { store, writer } = setUp(2);
     let commit: () => void = () => undefined;
     store.hold = new Promise<void>((resolve) => {
       commit = resolve;
@@ -289,6 +297,22 @@ describe('TaskWriter', () => {
       [taskStreamId('acme', 't2')],
       [taskStreamId('acme', 't1')],
     ]);
+  });
+
+  it('with one batch in flight (the default), gathers what arrives meanwhile into the next batch', async () => {
+    const { store, writer } = setUp();
+    let commit: () => void = () => undefined;
+    store.hold = new Promise<void>((resolve) => {
+      commit = resolve;
+    });
+    const first = writer.write(submit('t1'));
+    await until(() => store.appending === 1);
+    const rest = ['t2', 't3', 't4'].map((id) => writer.write(submit(id)));
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(store.appending).toBe(1);
+    commit();
+    await Promise.all([first, ...rest]);
+    expect(store.batches.map((b) => b.length)).toEqual([1, 3]);
   });
 
   it('tells commit listeners about every change it wrote', async () => {
