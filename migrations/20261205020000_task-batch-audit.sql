@@ -152,15 +152,15 @@ BEGIN
   -- locked only for the rest of the transaction.
   IF jsonb_array_length(coalesce(batch -> 'audit', '[]'::jsonb)) > 0 THEN
     PERFORM audit.chain_records(x.t, x.id, x.at, x.p, x.c, x.s, x.o, x.b, x.r, x.out, x.re, x.tr, x.d)
-       FROM (SELECT array_agg(a.t ORDER BY a.n) AS t, array_agg(a.id ORDER BY a.n) AS id,
-                    array_agg(a.at ORDER BY a.n) AS at, array_agg(a.p ORDER BY a.n) AS p,
-                    array_agg(a.c ORDER BY a.n) AS c, array_agg(a.s ORDER BY a.n) AS s,
-                    array_agg(a.o ORDER BY a.n) AS o, array_agg(a.b ORDER BY a.n) AS b,
-                    array_agg(a.r ORDER BY a.n) AS r, array_agg(a.out ORDER BY a.n) AS out,
-                    array_agg(a.re ORDER BY a.n) AS re, array_agg(a.tr ORDER BY a.n) AS tr,
-                    array_agg(decode(a.d, 'hex') ORDER BY a.n) AS d
+       FROM (SELECT array_agg(a.t ORDER BY a.i) AS t, array_agg(a.id ORDER BY a.i) AS id,
+                    array_agg(a.at ORDER BY a.i) AS at, array_agg(a.p ORDER BY a.i) AS p,
+                    array_agg(a.c ORDER BY a.i) AS c, array_agg(a.s ORDER BY a.i) AS s,
+                    array_agg(a.o ORDER BY a.i) AS o, array_agg(a.b ORDER BY a.i) AS b,
+                    array_agg(a.r ORDER BY a.i) AS r, array_agg(a.out ORDER BY a.i) AS out,
+                    array_agg(a.re ORDER BY a.i) AS re, array_agg(a.tr ORDER BY a.i) AS tr,
+                    array_agg(decode(a.d, 'hex') ORDER BY a.i) AS d
                FROM jsonb_to_recordset(batch -> 'audit')
-                 AS a(n integer, i integer, t text, id uuid, at timestamptz, p text, c text, s text, o text,
+                 AS a(i integer, t text, id uuid, at timestamptz, p text, c text, s text, o text,
                       b text, r text, out text, re text, tr text, d text)
               WHERE a.i = ANY (written)) AS x
       WHERE x.t IS NOT NULL;

@@ -1,5 +1,5 @@
 import type { A2aJsonRpcMethod } from '@lib/a2a-protocol';
-import { traceIdOf, type AuditBinding, type AuditEntry } from '@lib/audit';
+import { callEntry, type AuditEntry } from '@lib/audit';
 import type { EventMetadata } from '@lib/event-store';
 import { taskIdOf, type CallContext, type TaskRef } from '@lib/tenancy';
 
@@ -26,19 +26,14 @@ export function callerMetadata(ctx: CallContext): EventMetadata {
  * the record names the one the client called, as the ingress says.
  */
 export function callAudit(ctx: CallContext, method: A2aJsonRpcMethod, task: TaskRef): AuditEntry {
-  return {
-    tenantId: ctx.tenantId,
-    principalId: ctx.principalId,
-    credentialId: ctx.credentialId,
-    sourceAddress: ctx.sourceAddress ?? null,
-    operation: `a2a.${method === 'SendMessage' && ctx.method === 'SendStreamingMessage' ? ctx.method : method}`,
-    binding: ctx.binding as AuditBinding,
+  const named =
+    method === 'SendMessage' && ctx.method === 'SendStreamingMessage' ? ctx.method : method;
+  return callEntry(ctx, {
+    operation: `a2a.${named}`,
     resource: `task/${task.taskId.slice(0, 256)}`,
     outcome: 'ok',
     reason: null,
-    traceId: traceIdOf(ctx.traceparent),
-    occurredAt: new Date(),
-  };
+  });
 }
 
 /** An operation's result and, when it shows a task, that task's generation. */

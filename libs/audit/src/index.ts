@@ -29,4 +29,5 @@ export {
 } from './audit-record';
 export { AuditWriter, type AuditWriterOptions, type AuditWriterStats } from './audit-writer';
 export { AuditWriterClosed, InvalidAuditEntry, InvalidAuditQuery } from './audit.errors';
+export { callEntry } from './call-entry';
 export { traceIdOf } from './trace-id';

@@ -1,6 +1,7 @@
 import { A2aError, isPlainObject, type A2aJsonRpcMethod } from '@lib/a2a-protocol';
 import {
   AuditWriter,
+  callEntry,
   PLATFORM_TENANT,
   traceIdOf,
   type AuditBinding,
@@ -60,19 +61,14 @@ export class A2aAudit implements OnModuleDestroy {
       return;
     }
     const result: AuditOutcome = error === null ? 'ok' : denied ? 'denied' : 'failed';
-    await this.write({
-      tenantId: ctx.tenantId,
-      principalId: ctx.principalId,
-      credentialId: ctx.credentialId,
-      sourceAddress: ctx.sourceAddress ?? null,
-      operation: `a2a.${method}`,
-      binding: ctx.binding as AuditBinding,
-      resource: resourceOf(params, 'result' in outcome ? outcome.result : undefined),
-      outcome: result,
-      reason: error === null ? null : error instanceof A2aError ? error.reason : 'INTERNAL',
-      traceId: traceIdOf(ctx.traceparent),
-      occurredAt: new Date(),
-    });
+    await this.write(
+      callEntry(ctx, {
+        operation: `a2a.${method}`,
+        resource: resourceOf(params, 'result' in outcome ? outcome.result : undefined),
+        outcome: result,
+        reason: error === null ? null : error instanceof A2aError ? error.reason : 'INTERNAL',
+      }),
+    );
   }
 
   /**

@@ -347,12 +347,8 @@ export class PostgresTaskStore extends TaskStore {
         };
       }),
       notices: changes.flatMap((c, i) => c.notices.map((n) => ({ i, n }))),
-      audit: changes
-        .flatMap((c, i) => (c.audit ? [auditRow(c.audit, i)] : []))
-        .map((row, n) => ({
-          n,
-          ...row,
-        })),
+      // At most one record per change: the stream index orders them.
+      audit: changes.flatMap((c, i) => (c.audit ? [auditRow(c.audit, i)] : [])),
     };
     const result = await (within ?? this.pool).query<{
       stream_index: number;
