@@ -240,6 +240,41 @@ export const workerSchema = z.object({
   WORKER_CONCURRENCY: z.coerce.number().int().positive().optional(),
 });
 
+/**
+ * What every process shares to be seen and run by operators (docs/deploy.md): logs, the ops HTTP listener
+ * (`/livez`, `/readyz`, `/metrics`) and the graceful drain on SIGTERM.
+ */
+export const observabilitySchema = z.object({
+  LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace']).default('info'),
+  /** `json`: one JSON object per line (for collectors); `pretty`: for people (`npm start` sets it). */
+  LOG_FORMAT: z.enum(['json', 'pretty']).default('json'),
+  /** The ops listener: health probes and Prometheus metrics, apart from client traffic. */
+  OPS_HOST: z.string().default('127.0.0.1'),
+  /** 0 picks a free port (logged at start); the Kubernetes manifests use 9464. */
+  OPS_PORT: port.default(0),
+  /** How long a draining process waits for in-flight work after SIGTERM before it closes what is left. */
+  SHUTDOWN_GRACE_MS: ms.default(20_000),
+});
+
+/**
+ * Tracing with OpenTelemetry, by the standard variables; off unless an OTLP endpoint is set (and
+ * OTEL_SDK_DISABLED is not `true`).
+ */
+export const tracingSchema = z.object({
+  OTEL_SDK_DISABLED: bool.default('false'),
+  OTEL_SERVICE_NAME: z.string().min(1).optional(),
+  /** Base URL of an OTLP/HTTP receiver; traces go to `<base>/v1/traces`. */
+  OTEL_EXPORTER_OTLP_ENDPOINT: z.string().url().optional(),
+  /** The full traces URL; wins over OTEL_EXPORTER_OTLP_ENDPOINT. */
+  OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: z.string().url().optional(),
+  /** `key=value` pairs separated by commas, sent with every export (e.g. an API key of the backend). */
+  OTEL_EXPORTER_OTLP_HEADERS: z.string().optional(),
+  /** `key=value` pairs separated by commas, added to the resource. */
+  OTEL_RESOURCE_ATTRIBUTES: z.string().optional(),
+  /** Fraction of new traces sampled (parent-based: a sampled caller's trace is always continued). */
+  OTEL_TRACES_SAMPLER_ARG: z.coerce.number().min(0).max(1).default(1),
+});
+
 /** Test suites: where to create their throw-away databases. */
 export const testSchema = z.object({
   TEST_POSTGRES_URL: z.string().default('postgres://postgres@127.0.0.1:5432/postgres'),
@@ -263,6 +298,8 @@ export const platformSchema = postgresSchema
   .merge(pushDispatcherSchema)
   .merge(adminApiSchema)
   .merge(quotaSchema)
+  .merge(observabilitySchema)
+  .merge(tracingSchema)
   .merge(standaloneSchema);
 
 export type PostgresConfig = z.infer<typeof postgresSchema>;
@@ -286,6 +323,8 @@ export type AdminApiConfig = z.infer<typeof adminApiSchema> &
   QuotaConfig &
   Pick<z.infer<typeof pushDispatcherSchema>, 'PUSH_QUEUE_PREFIX'>;
 export type PlatformConfig = z.infer<typeof platformSchema>;
+export type ObservabilityConfig = z.infer<typeof observabilitySchema>;
+export type TracingConfig = z.infer<typeof tracingSchema>;
 
 /**
  * Reads and validates configuration from the environment (the only place that reads `process.env`).
