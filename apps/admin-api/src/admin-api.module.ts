@@ -7,7 +7,8 @@ import {
   quotaSchema,
   type AdminApiConfig,
 } from '@lib/config';
-import { createPool } from '@lib/event-store';
+import { createPool, pingPostgres } from '@lib/event-store';
+import { lifecycle, OpsModule } from '@lib/observability';
 import { PushDeliveryStore } from '@lib/push';
 import { AgentStore, CredentialStore, IssuerStore, quotaRedis, TenantStore } from '@lib/tenancy';
 import {
@@ -17,6 +18,7 @@ import {
   type DynamicModule,
   type MiddlewareConsumer,
   type NestModule,
+  type OnApplicationBootstrap,
   type OnApplicationShutdown,
 } from '@nestjs/common';
 import type { Redis } from 'ioredis';
@@ -75,6 +77,21 @@ class AdminConnectionsCloser implements OnApplicationShutdown {
   }
 }
 
+/** Readiness of the admin API (docs/deploy.md): Postgres answers (Redis only serves usage and redrives). */
+class AdminOps implements OnApplicationBootstrap, OnApplicationShutdown {
+  private remove: () => void = () => undefined;
+
+  constructor(@Inject(ADMIN_PG_POOL) private readonly pool: Pool) {}
+
+  onApplicationBootstrap(): void {
+    this.remove = lifecycle.addReadinessCheck('postgres', () => pingPostgres(this.pool));
+  }
+
+  onApplicationShutdown(): void {
+    this.remove();
+  }
+}
+
 /**
  * Composition root of the admin API (`/admin/v1`, OpenAPI at `/admin/v1/openapi.json`): tenants, agents,
  * credentials, issuers, audit, webhook deliveries. Runs as its own deployable (main.ts) and inside the
@@ -85,6 +102,7 @@ export class AdminApiModule implements NestModule {
   static forRoot(config: AdminApiConfig): DynamicModule {
     return {
       module: AdminApiModule,
+      imports: [OpsModule],
       controllers: [...ADMIN_CONTROLLERS, OpenApiController],
       providers: [
         { provide: ADMIN_CONFIG, useValue: config },
@@ -102,6 +120,7 @@ export class AdminApiModule implements NestModule {
           useFactory: () => quotaRedis(config.REDIS_URL, 'a2a-admin:redis'),
         },
         AdminConnectionsCloser,
+        AdminOps,
         {
           provide: TenantStore,
           useFactory: (pool: Pool) => new TenantStore(pool),

@@ -1,22 +1,34 @@
+import { loadConfig, observabilitySchema } from '@lib/config';
 import { migrate, whenDatabaseReachable } from '@lib/event-store';
-import { exitOnFatalError } from '@lib/observability';
+import {
+  closeOnSignal,
+  drainHttpApp,
+  exitOnFatalError,
+  OpsServer,
+  ReadinessProbe,
+} from '@lib/observability';
 import { Logger } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import 'reflect-metadata';
-import { AdminApiModule, adminApiConfigFromEnv } from './admin-api.module';
+import { adminApiConfigFromEnv, AdminApiModule } from './admin-api.module';
 
 async function bootstrap(): Promise<void> {
+  const logger = new Logger('AdminApi');
   const config = adminApiConfigFromEnv();
+  const observability = loadConfig(observabilitySchema);
+  const ops = await OpsServer.start(observability);
   await whenDatabaseReachable(
     () => migrate(config.POSTGRES_URL),
     (message) => console.warn(message),
   );
   // Bodies are read by the admin routes themselves (JsonBodyMiddleware), as in the standalone process.
   const app = await NestFactory.create(AdminApiModule.forRoot(config), { bodyParser: false });
-  app.enableShutdownHooks();
+  drainHttpApp(app, 'admin-http');
   await app.listen(config.ADMIN_API_PORT, config.ADMIN_API_HOST);
-  new Logger('AdminApi').log(
-    `admin API ready: http://${config.ADMIN_API_HOST}:${config.ADMIN_API_PORT}/admin/v1/openapi.json`,
+  ops.attach(app.get(ReadinessProbe));
+  closeOnSignal(app, ops, { graceMs: observability.SHUTDOWN_GRACE_MS, logger });
+  logger.log(
+    `admin API ready: http://${config.ADMIN_API_HOST}:${config.ADMIN_API_PORT}/admin/v1/openapi.json; ops endpoints on ${ops.url}`,
   );
 }
 

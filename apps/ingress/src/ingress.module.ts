@@ -1,5 +1,6 @@
 import { ingressSchema, loadConfig, oidcSchema, postgresSchema, quotaSchema } from '@lib/config';
 import { createPool } from '@lib/event-store';
+import { OpsModule } from '@lib/observability';
 import { ConfigChanges } from '@lib/tenancy';
 import {
   Inject,
@@ -23,6 +24,7 @@ import { SignedAgentCards } from './cards/signed-agent-cards';
 import { A2aGateway } from './gateway/a2a-gateway';
 import { A2aGrpcServer } from './grpc/a2a-grpc.server';
 import { FrameworkErrorsFilter } from './http/framework-errors.filter';
+import { IngressOps } from './ingress-ops';
 import { JsonRpcController } from './jsonrpc/json-rpc.controller';
 import { A2aOperations } from './operations/a2a-operations';
 import { TaskServiceOperations } from './operations/task-service.operations';
@@ -58,7 +60,7 @@ export class IngressModule {
   ): DynamicModule {
     return {
       module: IngressModule,
-      imports,
+      imports: [OpsModule, ...imports],
       controllers: [AgentCardController, JsonRpcController, RestController],
       providers: [
         { provide: INGRESS_CONFIG, useValue: config },
@@ -92,6 +94,7 @@ export class IngressModule {
         A2aGateway,
         TaskEventFeed,
         A2aGrpcServer,
+        IngressOps,
         ...local,
       ],
       // The key that signs cards also signs webhooks (the push dispatcher in the standalone process).

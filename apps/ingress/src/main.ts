@@ -1,13 +1,27 @@
-import { exitOnFatalError } from '@lib/observability';
+import { loadConfig, observabilitySchema } from '@lib/config';
+import {
+  closeOnSignal,
+  drainHttpApp,
+  exitOnFatalError,
+  OpsServer,
+  ReadinessProbe,
+} from '@lib/observability';
+import { Logger } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import 'reflect-metadata';
-import { IngressModule, ingressConfigFromEnv } from './ingress.module';
+import { ingressConfigFromEnv, IngressModule } from './ingress.module';
 
 async function bootstrap(): Promise<void> {
+  const logger = new Logger('Ingress');
   const config = ingressConfigFromEnv();
+  const observability = loadConfig(observabilitySchema);
+  const ops = await OpsServer.start(observability);
   const app = await NestFactory.create(IngressModule.forRoot(config), { bodyParser: false });
-  app.enableShutdownHooks();
+  drainHttpApp(app, 'ingress-http');
   await app.listen(config.INGRESS_PORT, config.INGRESS_HOST);
+  ops.attach(app.get(ReadinessProbe));
+  closeOnSignal(app, ops, { graceMs: observability.SHUTDOWN_GRACE_MS, logger });
+  logger.log(`ingress ready; ops endpoints on ${ops.url} (/livez, /readyz, /metrics)`);
 }
 
 exitOnFatalError('Ingress');

@@ -288,6 +288,15 @@ export class DeliveryStore {
     });
   }
 
+  /** Deliveries not yet delivered or dead, of every tenant (for metrics). */
+  async backlog(): Promise<number> {
+    const result = await this.pool.query<{ open: number }>({
+      name: 'deliveries.backlog',
+      text: `SELECT count(*)::int AS open FROM ops.push_deliveries WHERE state IN ('pending', 'sending')`,
+    });
+    return result.rows[0]?.open ?? 0;
+  }
+
   /** The head of every lane with an open delivery, and when it is due. */
   async openHeads(): Promise<OpenHead[]> {
     const result = await this.pool.query<{

@@ -51,6 +51,8 @@ export class FeedConsumer implements OnApplicationBootstrap, OnModuleDestroy {
   private readonly logger = new Logger(FeedConsumer.name);
   private readonly consumer: Consumer;
   private stopped = false;
+  /** Member of its consumer group and fetching (for readiness); false while it connects or restarts. */
+  joined = false;
 
   constructor(
     @Inject(PUSH_CONFIG) private readonly config: PushDispatcherConfig,
@@ -75,6 +77,11 @@ export class FeedConsumer implements OnApplicationBootstrap, OnModuleDestroy {
   }
 
   onApplicationBootstrap(): void {
+    const { GROUP_JOIN, CRASH, DISCONNECT, STOP } = this.consumer.events;
+    this.consumer.on(GROUP_JOIN, () => (this.joined = true));
+    for (const left of [CRASH, DISCONNECT, STOP]) {
+      this.consumer.on(left, () => (this.joined = false));
+    }
     void this.start();
   }
 

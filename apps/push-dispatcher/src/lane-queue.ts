@@ -76,6 +76,11 @@ export class LaneQueue implements OnModuleDestroy {
     this.queue.on('error', () => undefined);
   }
 
+  /** Redis answers (for readiness): a PING on the queue's connection. */
+  async ping(): Promise<void> {
+    await this.connection.ping();
+  }
+
   /** Schedules the runs; returns false (and logs once per outage) when Redis could not take them. */
   async schedule(runs: readonly LaneRun[]): Promise<boolean> {
     if (runs.length === 0) {

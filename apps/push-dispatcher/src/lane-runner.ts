@@ -1,5 +1,6 @@
 import type { PushDispatcherConfig } from '@lib/config';
 import { isTransientDatabaseError, retryDelayMs } from '@lib/event-store';
+import { metrics } from '@lib/observability';
 import { HostLimiter, retryDelay, WebhookSender, type DeliveryResult } from '@lib/push';
 import {
   Inject,
@@ -207,6 +208,7 @@ export class LaneRunner implements OnApplicationBootstrap, OnModuleDestroy {
           release();
         }
         const settlement = this.settlement(delivery, result);
+        metrics.pushAttempts.inc({ outcome: settlement.kind });
         if (settlement.kind === 'retry') {
           await this.store.settle(delivery, settlement);
           const next = attemptJobId(delivery.deliveryId, delivery.attempt);
@@ -214,6 +216,7 @@ export class LaneRunner implements OnApplicationBootstrap, OnModuleDestroy {
           return;
         }
         if (settlement.kind === 'dead') {
+          metrics.pushDeadLetters.inc();
           this.logger.warn(
             `delivery ${delivery.deliveryId} (task ${lane.taskId}, config ${lane.configId}) is dead ` +
               `after ${delivery.attempt} attempt(s): ${settlement.error}`,

@@ -1,11 +1,11 @@
-import { ingressSchema, loadConfig } from '@lib/config';
+import { ingressSchema, loadConfig, observabilitySchema } from '@lib/config';
 import { migrate, whenDatabaseReachable } from '@lib/event-store';
-import { exitOnFatalError } from '@lib/observability';
+import { closeOnSignal, exitOnFatalError, OpsServer, ReadinessProbe } from '@lib/observability';
 import { loadSigningKey } from '@lib/signing';
 import { Logger } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import 'reflect-metadata';
-import { PushDispatcherModule, pushDispatcherConfigFromEnv } from './push-dispatcher.module';
+import { pushDispatcherConfigFromEnv, PushDispatcherModule } from './push-dispatcher.module';
 import { PUSH_SIGNING_KEY } from './tokens';
 
 async function bootstrap(): Promise<void> {
@@ -20,6 +20,8 @@ async function bootstrap(): Promise<void> {
       'AGENT_CARD_SIGNING_KEY_FILE is required: webhooks are signed with the key the ingress publishes',
     );
   }
+  const observability = loadConfig(observabilitySchema);
+  const ops = await OpsServer.start(observability);
   await whenDatabaseReachable(
     () => migrate(config.POSTGRES_URL),
     (message) => console.warn(message),
@@ -28,8 +30,11 @@ async function bootstrap(): Promise<void> {
   const app = await NestFactory.createApplicationContext(
     PushDispatcherModule.forRoot(config, { provide: PUSH_SIGNING_KEY, useValue: key }),
   );
-  app.enableShutdownHooks();
-  new Logger('PushDispatcher').log('push dispatcher ready');
+  await app.init();
+  ops.attach(app.get(ReadinessProbe));
+  const logger = new Logger('PushDispatcher');
+  closeOnSignal(app, ops, { graceMs: observability.SHUTDOWN_GRACE_MS, logger });
+  logger.log(`push dispatcher ready; ops endpoints on ${ops.url} (/livez, /readyz, /metrics)`);
 }
 
 exitOnFatalError('PushDispatcher');

@@ -6,6 +6,7 @@ import {
   type PushDispatcherConfig,
 } from '@lib/config';
 import { createPool } from '@lib/event-store';
+import { OpsModule } from '@lib/observability';
 import { PushAllowlist, WebhookSender } from '@lib/push';
 import type { SigningKey } from '@lib/signing';
 import {
@@ -21,6 +22,7 @@ import { DeliveryStore } from './delivery-store';
 import { FeedConsumer } from './feed-consumer';
 import { LaneQueue } from './lane-queue';
 import { LaneRunner } from './lane-runner';
+import { PushDispatcherOps } from './push-dispatcher-ops';
 import { Reconciler } from './reconciler';
 import { PUSH_CONFIG, PUSH_PG_POOL, PUSH_SIGNING_KEY } from './tokens';
 
@@ -56,7 +58,7 @@ export class PushDispatcherModule {
   ): DynamicModule {
     return {
       module: PushDispatcherModule,
-      imports,
+      imports: [OpsModule, ...imports],
       providers: [
         { provide: PUSH_CONFIG, useValue: config },
         {
@@ -89,6 +91,7 @@ export class PushDispatcherModule {
         LaneRunner,
         FeedConsumer,
         Reconciler,
+        PushDispatcherOps,
       ],
       exports: [DeliveryStore, Reconciler],
     };

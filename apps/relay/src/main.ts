@@ -1,18 +1,25 @@
+import { loadConfig, observabilitySchema } from '@lib/config';
 import { migrate, whenDatabaseReachable } from '@lib/event-store';
-import { exitOnFatalError } from '@lib/observability';
+import { closeOnSignal, exitOnFatalError, OpsServer, ReadinessProbe } from '@lib/observability';
+import { Logger } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import 'reflect-metadata';
-import { RelayModule, relayConfigFromEnv } from './relay.module';
+import { relayConfigFromEnv, RelayModule } from './relay.module';
 
 async function bootstrap(): Promise<void> {
+  const logger = new Logger('Relay');
   const config = relayConfigFromEnv();
+  const observability = loadConfig(observabilitySchema);
+  const ops = await OpsServer.start(observability);
   await whenDatabaseReachable(
     () => migrate(config.POSTGRES_URL),
     (message) => console.warn(message),
   );
   const app = await NestFactory.createApplicationContext(RelayModule.forRoot(config));
-  app.enableShutdownHooks();
   await app.init();
+  ops.attach(app.get(ReadinessProbe));
+  closeOnSignal(app, ops, { graceMs: observability.SHUTDOWN_GRACE_MS, logger });
+  logger.log(`relay ready; ops endpoints on ${ops.url} (/livez, /readyz, /metrics)`);
 }
 
 exitOnFatalError('Relay');

@@ -1,5 +1,6 @@
 import { loadConfig, postgresSchema, relaySchema, type RelayConfig } from '@lib/config';
 import { createPool } from '@lib/event-store';
+import { OpsModule } from '@lib/observability';
 import {
   Inject,
   Logger,
@@ -9,6 +10,7 @@ import {
 } from '@nestjs/common';
 import type { Pool } from 'pg';
 import { KafkajsTaskEventPublisher } from './kafkajs.publisher';
+import { RelayOps } from './relay-ops';
 import { RelayService } from './relay.service';
 import { TaskEventPublisher } from './task-event-publisher';
 import { RELAY_CONFIG, RELAY_PG_POOL } from './tokens';
@@ -31,6 +33,7 @@ export class RelayModule {
   static forRoot(config: RelayConfig): DynamicModule {
     return {
       module: RelayModule,
+      imports: [OpsModule],
       providers: [
         { provide: RELAY_CONFIG, useValue: config },
         {
@@ -45,6 +48,7 @@ export class RelayModule {
         RelayPoolCloser,
         { provide: TaskEventPublisher, useClass: KafkajsTaskEventPublisher },
         RelayService,
+        RelayOps,
       ],
       exports: [RelayService],
     };

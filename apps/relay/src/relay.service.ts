@@ -1,5 +1,6 @@
 import type { RelayConfig } from '@lib/config';
 import { NoticeListener, retryDelayMs } from '@lib/event-store';
+import { metrics } from '@lib/observability';
 import {
   Inject,
   Injectable,
@@ -40,6 +41,8 @@ export class RelayService implements OnApplicationBootstrap, BeforeApplicationSh
   private failures = 0;
   /** Events published since start (for benchmarks and logs). */
   published = 0;
+  /** Why the last round failed, until a round reaches the broker again (readiness). */
+  failure: string | null = null;
 
   constructor(
     @Inject(RELAY_PG_POOL) private readonly pool: Pool,
@@ -80,6 +83,7 @@ export class RelayService implements OnApplicationBootstrap, BeforeApplicationSh
         await this.lead();
       } catch (error) {
         this.failures += 1;
+        this.failure = String(error);
         const delayMs = retryDelayMs(this.failures - 1);
         if (this.failures === 1 || this.failures % 20 === 0) {
           this.logger.warn(
@@ -132,6 +136,7 @@ export class RelayService implements OnApplicationBootstrap, BeforeApplicationSh
       return;
     }
     await this.publisher.connect();
+    this.failure = null;
     let cursor = await loadCheckpoint(client, this.config.RELAY_NAME);
     this.logger.log(
       `relaying to ${this.config.TASK_EVENTS_TOPIC} after ${cursor.transactionId}/${cursor.position}`,
@@ -153,14 +158,18 @@ export class RelayService implements OnApplicationBootstrap, BeforeApplicationSh
   /** Publishes one batch; returns the new cursor (the same object when there was nothing to publish). */
   private async relayBatch(leader: Client, cursor: LogCursor): Promise<LogCursor> {
     const rows = await readCommittedLog(this.pool, cursor, this.config.RELAY_BATCH_SIZE);
+    const [first] = rows;
     const last = rows[rows.length - 1];
-    if (!last) {
+    if (!first || !last) {
+      metrics.relayLag.set(0);
       return cursor;
     }
+    metrics.relayLag.set(Math.max(0, Date.now() - Date.parse(first.recordedAt)) / 1_000);
     await this.publisher.publish(this.config.TASK_EVENTS_TOPIC, rows.map(toTaskEventRecord));
     const next = { transactionId: last.transactionId, position: last.globalPosition };
     await saveCheckpoint(leader, this.config.RELAY_NAME, next);
     this.published += rows.length;
+    metrics.relayPublished.inc(rows.length);
     return next;
   }
 

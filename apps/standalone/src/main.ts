@@ -1,6 +1,12 @@
 import { loadConfig, platformSchema, processEnv } from '@lib/config';
 import { createPool, migrate, whenDatabaseReachable } from '@lib/event-store';
-import { exitOnFatalError } from '@lib/observability';
+import {
+  closeOnSignal,
+  drainHttpApp,
+  exitOnFatalError,
+  OpsServer,
+  ReadinessProbe,
+} from '@lib/observability';
 import { Logger } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import 'reflect-metadata';
@@ -12,6 +18,7 @@ import { WorkerSupervisor } from './worker-supervisor';
 async function bootstrap(): Promise<void> {
   const logger = new Logger('Standalone');
   const config = loadConfig(platformSchema);
+  const ops = await OpsServer.start(config);
   // A database that is not up yet (a machine booting, a restart in progress) is waited for, not a failure.
   await whenDatabaseReachable(
     async () => {
@@ -26,7 +33,9 @@ async function bootstrap(): Promise<void> {
   );
 
   const app = await NestFactory.create(StandaloneModule.forRoot(config), { bodyParser: false });
+  drainHttpApp(app, 'ingress-http');
   await app.listen(config.INGRESS_PORT, config.INGRESS_HOST);
+  ops.attach(app.get(ReadinessProbe));
   const { workerPort } = app.get(GrpcServers);
 
   const supervisor = new WorkerSupervisor(
@@ -39,15 +48,12 @@ async function bootstrap(): Promise<void> {
   }
   const base = config.PUBLIC_BASE_URL ?? `http://${config.INGRESS_HOST}:${config.INGRESS_PORT}`;
   logger.log(`A2A platform ready: ${base}/.well-known/agent-card.json (API key header X-API-Key)`);
-
-  const stop = (): void => {
-    void supervisor
-      .stop()
-      .then(() => app.close())
-      .then(() => process.exit(0));
-  };
-  process.once('SIGTERM', stop);
-  process.once('SIGINT', stop);
+  logger.log(`ops endpoints on ${ops.url} (/livez, /readyz, /metrics)`);
+  closeOnSignal(app, ops, {
+    graceMs: config.SHUTDOWN_GRACE_MS,
+    logger,
+    beforeClose: () => supervisor.stop(),
+  });
 }
 
 exitOnFatalError('Standalone');

@@ -1,5 +1,6 @@
 import { loadConfig, postgresSchema, taskServiceSchema, type TaskServiceConfig } from '@lib/config';
 import { createPool } from '@lib/event-store';
+import { OpsModule } from '@lib/observability';
 import { ConfigChanges } from '@lib/tenancy';
 import {
   Inject,
@@ -26,6 +27,7 @@ import { ListTasksQuery } from './queries/list-tasks.query';
 import { PushConfigs } from './queries/push-configs';
 import { TaskViews } from './queries/task-views';
 import { ServiceAudit } from './service-audit';
+import { TaskServiceOps } from './task-service-ops';
 import { TaskRepository } from './task.repository';
 import { PG_POOL, TASK_SERVICE_CONFIG } from './tokens';
 import { PostgresTaskStore, TaskStore } from './write/task-store';
@@ -51,6 +53,7 @@ export class TaskServiceModule {
   static forRoot(config: TaskServiceConfig): DynamicModule {
     return {
       module: TaskServiceModule,
+      imports: [OpsModule],
       providers: [
         { provide: TASK_SERVICE_CONFIG, useValue: config },
         {
@@ -93,6 +96,7 @@ export class TaskServiceModule {
         WorkerGateway,
         TaskCommandController,
         GrpcServers,
+        TaskServiceOps,
       ],
       exports: [GrpcServers, PG_POOL, TaskCommandController, TaskWriter],
     };

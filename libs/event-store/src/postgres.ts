@@ -40,6 +40,11 @@ export function createPool(connectionString: string, options: PoolOptions): Pool
   return pool;
 }
 
+/** A readiness check: the pool hands out a connection that answers (rejects with the reason otherwise). */
+export async function pingPostgres(pool: Pool): Promise<void> {
+  await pool.query('SELECT 1');
+}
+
 /** Runs `fn` in one transaction; commits on success, rolls back and rethrows on failure. */
 export async function withTransaction<T>(
   pool: Pool,

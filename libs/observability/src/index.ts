@@ -1,1 +1,2 @@
 export * from './fatal-errors';
+export * from './ops';

@@ -22,6 +22,7 @@ import {
   type OnApplicationBootstrap,
   type OnApplicationShutdown,
 } from '@nestjs/common';
+import { performance } from 'node:perf_hooks';
 import { bearerOf } from '../auth/bearer.authenticator';
 import {
   A2aGateway,
@@ -32,6 +33,7 @@ import {
   type StreamingMethod,
   type UnaryMethod,
 } from '../gateway/a2a-gateway';
+import { observeCall } from '../gateway/call-metrics';
 import type { TaskSubscription } from '../streaming/task-event-feed';
 import { INGRESS_CONFIG } from '../tokens';
 import {
@@ -61,6 +63,7 @@ export class A2aGrpcServer implements OnApplicationBootstrap, OnApplicationShutd
   private readonly logger = new Logger(A2aGrpcServer.name);
   private readonly server: Server;
   private readonly openStreams = new Set<TaskSubscription>();
+  private stopping: Promise<void> | null = null;
 
   constructor(
     private readonly gateway: A2aGateway,
@@ -82,22 +85,31 @@ export class A2aGrpcServer implements OnApplicationBootstrap, OnApplicationShutd
     this.logger.log(`A2A gRPC on ${host}:${port}`);
   }
 
+  async onApplicationShutdown(): Promise<void> {
+    await this.stop(Date.now() + SHUTDOWN_GRACE_MS);
+  }
+
   /**
    * Ends open streams with UNAVAILABLE (the event feed ends its own subscriptions first; this also covers
-   * streams opened since), lets unary calls in flight finish for a while, then cuts what is left.
+   * streams opened since), takes no new call, lets unary calls in flight finish until `deadline`, then cuts
+   * what is left. Runs once: as a drain step, or at shutdown.
    */
-  async onApplicationShutdown(): Promise<void> {
-    this.openStreams.forEach((subscription) => subscription.close('shutdown'));
-    await new Promise<void>((resolve) => {
-      const timer = setTimeout(() => {
-        this.server.forceShutdown();
-        resolve();
-      }, SHUTDOWN_GRACE_MS);
+  stop(deadline: number): Promise<void> {
+    this.stopping ??= new Promise<void>((resolve) => {
+      this.openStreams.forEach((subscription) => subscription.close('shutdown'));
+      const timer = setTimeout(
+        () => {
+          this.server.forceShutdown();
+          resolve();
+        },
+        Math.max(0, deadline - Date.now()),
+      );
       this.server.tryShutdown(() => {
         clearTimeout(timer);
         resolve();
       });
     });
+    return this.stopping;
   }
 
   private handlers(): UntypedServiceImplementation {
@@ -121,6 +133,7 @@ export class A2aGrpcServer implements OnApplicationBootstrap, OnApplicationShutd
     call: UnaryCall,
     callback: sendUnaryData<unknown>,
   ): Promise<void> {
+    const started = performance.now();
     try {
       const params = paramsOf(call.request);
       const session = await this.gateway.open(
@@ -129,8 +142,11 @@ export class A2aGrpcServer implements OnApplicationBootstrap, OnApplicationShutd
       sendExtensions(call, session);
       const result = await this.gateway.call(session, method, params);
       callback(null, responseMessage(key, result ?? {}));
+      observeCall('GRPC', method, started);
     } catch (thrown) {
-      callback(this.failure(thrown));
+      const error = reportedError(thrown, this.logger);
+      callback(grpcStatus(error));
+      observeCall('GRPC', method, started, error);
     }
   }
 
@@ -139,6 +155,8 @@ export class A2aGrpcServer implements OnApplicationBootstrap, OnApplicationShutd
     method: StreamingMethod,
     call: StreamCall,
   ): Promise<void> {
+    const started = performance.now();
+    let opened = false;
     let subscription: TaskSubscription | null = null;
     const cancelled = (): void => subscription?.close('closed');
     call.on('cancelled', cancelled);
@@ -154,6 +172,8 @@ export class A2aGrpcServer implements OnApplicationBootstrap, OnApplicationShutd
         params,
         firstValue(call.metadata, 'last-event-id'),
       );
+      opened = true;
+      observeCall('GRPC', method, started);
       subscription = stream.subscription;
       if (subscription) {
         this.openStreams.add(subscription);
@@ -167,8 +187,12 @@ export class A2aGrpcServer implements OnApplicationBootstrap, OnApplicationShutd
       call.end();
     } catch (thrown) {
       // Before the first message this is the RPC's error; after it, why the stream was cut off.
+      const error = reportedError(thrown, this.logger);
+      if (!opened) {
+        observeCall('GRPC', method, started, error);
+      }
       if (!call.cancelled) {
-        call.emit('error', this.failure(thrown));
+        call.emit('error', grpcStatus(error));
       }
     } finally {
       call.off('cancelled', cancelled);
@@ -177,11 +201,6 @@ export class A2aGrpcServer implements OnApplicationBootstrap, OnApplicationShutd
         this.openStreams.delete(subscription);
       }
     }
-  }
-
-  /** The status a failed call ends with; unexpected errors are logged here, once, and leave as INTERNAL. */
-  private failure(thrown: unknown): Partial<StatusObject> {
-    return grpcStatus(reportedError(thrown, this.logger));
   }
 }
 

@@ -11,6 +11,7 @@ import {
 import type { IngressConfig } from '@lib/config';
 import { Controller, Inject, Logger, Param, Post, Req, Res } from '@nestjs/common';
 import type { Request, Response } from 'express';
+import { performance } from 'node:perf_hooks';
 import {
   A2aGateway,
   isStreamingMethod,
@@ -18,6 +19,7 @@ import {
   type A2aSession,
 } from '../gateway/a2a-gateway';
 import type { AgentRoute } from '../gateway/agent-route';
+import { observeCall } from '../gateway/call-metrics';
 import { readBody } from '../http/read-body';
 import {
   errorHeaders,
@@ -58,12 +60,15 @@ export class JsonRpcController {
   }
 
   private async handle(route: AgentRoute | null, req: Request, res: Response): Promise<void> {
+    const started = performance.now();
     let id: JsonRpcId = null;
+    let method = '';
     let session: A2aSession | null = null;
     try {
       const body = await readBody(req, this.config.MAX_BODY_BYTES);
       const rpc = parseJsonRpcRequest(body);
       id = rpc.id;
+      method = rpc.method;
       session = await this.gateway.open({
         binding: 'JSONRPC',
         route,
@@ -82,6 +87,7 @@ export class JsonRpcController {
           req.header('Last-Event-ID'),
         );
         const rpcId = id;
+        observeCall('JSONRPC', method, started);
         await writeSse(
           res,
           {
@@ -96,8 +102,10 @@ export class JsonRpcController {
       }
       const result = await this.gateway.call(session, rpc.method, rpc.params);
       writeJson(res, 200, activated, jsonRpcResult(id, result ?? {}));
+      observeCall('JSONRPC', method, started);
     } catch (thrown) {
       const error = reportedError(thrown, this.logger);
+      observeCall('JSONRPC', method, started, error);
       writeJson(
         res,
         JSON_RPC_ERRORS[error.reason].httpStatus,

@@ -2,6 +2,7 @@ import { A2aError, toRestErrorBody, type RestErrorBody } from '@lib/a2a-protocol
 import type { IngressConfig } from '@lib/config';
 import { All, Controller, Inject, Logger, Req, Res } from '@nestjs/common';
 import type { Request, Response } from 'express';
+import { performance } from 'node:perf_hooks';
 import {
   A2aGateway,
   isStreamingMethod,
@@ -9,6 +10,7 @@ import {
   type A2aSession,
 } from '../gateway/a2a-gateway';
 import type { AgentRoute } from '../gateway/agent-route';
+import { observeCall } from '../gateway/call-metrics';
 import { readBody } from '../http/read-body';
 import {
   errorHeaders,
@@ -64,6 +66,8 @@ export class RestController {
   }
 
   private async handle(entry: Entry, req: Request, res: Response): Promise<void> {
+    const started = performance.now();
+    let method = '';
     let session: A2aSession | null = null;
     try {
       const agent: AgentRoute | null =
@@ -84,6 +88,7 @@ export class RestController {
         );
       }
       const { route, fields, tenant } = match;
+      method = route.rpc;
       const query = parseQuery(rawQuery(req));
       const body =
         route.method === 'POST'
@@ -110,6 +115,7 @@ export class RestController {
           params,
           req.header('Last-Event-ID'),
         );
+        observeCall('HTTP+JSON', method, started);
         await writeSse(
           res,
           {
@@ -124,6 +130,7 @@ export class RestController {
       }
       const result = await this.gateway.call(session, route.rpc, params);
       send(res.set(activated), 200, result ?? {});
+      observeCall('HTTP+JSON', method, started);
     } catch (thrown) {
       const error = reportedError(thrown, this.logger);
       if (res.headersSent) {
@@ -131,6 +138,7 @@ export class RestController {
         res.end();
         return;
       }
+      observeCall('HTTP+JSON', method, started, error);
       const body = toRestErrorBody(error);
       send(res.set(errorHeaders(error, session)), body.error.code, body);
     }

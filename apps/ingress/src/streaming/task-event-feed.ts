@@ -116,8 +116,16 @@ export class TaskEventFeed implements OnModuleInit, OnModuleDestroy {
     if (this.poller) {
       clearInterval(this.poller);
     }
-    [...this.channels.values()].forEach((channel) => channel.closeAll('shutdown'));
+    this.closeAll();
     await this.listener.stop();
+  }
+
+  /**
+   * Ends every subscription as at shutdown (the drain): each stream gets what it already has, then ends
+   * without a final event, and its client resumes elsewhere with the last generation it saw.
+   */
+  closeAll(): void {
+    [...this.channels.values()].forEach((channel) => channel.closeAll('shutdown'));
   }
 
   /** How many subscriptions this replica serves (for benchmarks and metrics). */

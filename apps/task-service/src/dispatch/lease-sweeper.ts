@@ -1,5 +1,6 @@
 import type { TaskServiceConfig } from '@lib/config';
 import { isTransientDatabaseError } from '@lib/event-store';
+import { metrics } from '@lib/observability';
 import { decide, type TaskCommand } from '@lib/task-domain';
 import { agentIdOf, taskIdOf, tenantIdOf } from '@lib/tenancy';
 import {
@@ -134,6 +135,10 @@ export class LeaseSweeper implements OnApplicationBootstrap, OnModuleDestroy {
         (state) => decide(command, state),
         { actor: { kind: 'system', id: this.config.REPLICA_ID }, binding: 'lease-sweeper' },
       );
+      if (events.length > 0) {
+        // The expiry alone requeues the task; with a status change it ended (failed, or canceled).
+        metrics.leaseExpiries.inc({ outcome: events.length === 1 ? 'requeued' : 'ended' });
+      }
       // Nothing changed (a clock edge): stop this pass rather than pick the same row again.
       return events.length > 0 ? 1 : null;
     });

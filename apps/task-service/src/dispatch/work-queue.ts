@@ -95,4 +95,46 @@ export class WorkQueue {
     });
     return new Set(renewed.rows.map((row) => row.task_id));
   }
+
+  /**
+   * A draining replica hands its workers' leases back: each lease still current expires within `windowMs`
+   * unless its worker renews it (it reconnects to another replica and says which leases it holds); one that
+   * is not renewed is expired by any replica's sweeper and the task dispatched again, without waiting for
+   * the rest of its TTL. Returns how many leases were shortened.
+   */
+  async handBack(
+    leases: readonly { agent: AgentRef; taskId: string; leaseEpoch: number }[],
+    windowMs: number,
+  ): Promise<number> {
+    if (leases.length === 0) {
+      return 0;
+    }
+    const result = await this.pool.query({
+      name: 'work-queue.hand-back',
+      text: `UPDATE ops.task_work w
+                SET lease_expires_at = LEAST(w.lease_expires_at,
+                                             now() + make_interval(secs => $4::double precision / 1000))
+               FROM unnest($1::text[], $2::text[], $3::bigint[]) AS l(tenant_id, task_id, lease_epoch)
+              WHERE w.tenant_id = l.tenant_id AND w.task_id = l.task_id
+                AND w.lease_epoch = l.lease_epoch AND w.status = 'leased'`,
+      values: [
+        leases.map((l) => l.agent.tenantId),
+        leases.map((l) => l.taskId),
+        leases.map((l) => l.leaseEpoch),
+        windowMs,
+      ],
+    });
+    return result.rowCount ?? 0;
+  }
+
+  /** The work of every tenant: tasks waiting for a worker, and tasks leased to one (for metrics). */
+  async depth(): Promise<{ queued: number; leased: number }> {
+    const result = await this.pool.query<{ queued: number; leased: number }>({
+      name: 'work-queue.depth',
+      text: `SELECT count(*) FILTER (WHERE status = 'queued')::int AS queued,
+                    count(*) FILTER (WHERE status = 'leased')::int AS leased
+               FROM ops.task_work`,
+    });
+    return { queued: result.rows[0]?.queued ?? 0, leased: result.rows[0]?.leased ?? 0 };
+  }
 }

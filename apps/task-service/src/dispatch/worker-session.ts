@@ -29,6 +29,11 @@ export class WorkerSession {
     return this.closed ? 0 : Math.max(0, this.capacity - this.inflight.size - this.reserved);
   }
 
+  /** Ends the session with a status the worker sees (destroying the stream would surface as CANCELLED). */
+  hangUp(error: Error): void {
+    this.call.emit('error', error);
+  }
+
   send(message: workerPb.PlatformMessage): boolean {
     if (this.closed) {
       return false;

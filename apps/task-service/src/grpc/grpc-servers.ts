@@ -12,6 +12,9 @@ import { TASK_SERVICE_CONFIG } from '../tokens';
 import { TaskCommandController } from './task-command.controller';
 import { WorkerGateway } from './worker.gateway';
 
+/** How long calls in flight may finish at shutdown when no drain ran before (the drain has its own grace). */
+const SHUTDOWN_GRACE_MS = 2_000;
+
 /** Binds the two gRPC servers of the task-service: workers on one port, ingress calls on another. */
 @Injectable()
 export class GrpcServers implements OnApplicationBootstrap, OnApplicationShutdown {
@@ -21,6 +24,8 @@ export class GrpcServers implements OnApplicationBootstrap, OnApplicationShutdow
   /** Ports actually bound (differs from the configured ones when those are 0). */
   workerPort = 0;
   commandPort = 0;
+  private workersStopped: Promise<void> | null = null;
+  private commandsStopped: Promise<void> | null = null;
 
   constructor(
     private readonly workers: WorkerGateway,
@@ -43,7 +48,20 @@ export class GrpcServers implements OnApplicationBootstrap, OnApplicationShutdow
   }
 
   async onApplicationShutdown(): Promise<void> {
-    await Promise.all([shutdown(this.workerServer), shutdown(this.commandServer)]);
+    const deadline = Date.now() + SHUTDOWN_GRACE_MS;
+    await Promise.all([this.stopWorkers(deadline), this.stopCommands(deadline)]);
+  }
+
+  /** Takes no new worker session; the open ones end when the drain hangs them up (or at `deadline`). */
+  stopWorkers(deadline: number): Promise<void> {
+    this.workersStopped ??= shutdown(this.workerServer, deadline);
+    return this.workersStopped;
+  }
+
+  /** Takes no new command; those in flight finish until `deadline`, then are cut. */
+  stopCommands(deadline: number): Promise<void> {
+    this.commandsStopped ??= shutdown(this.commandServer, deadline);
+    return this.commandsStopped;
   }
 }
 
@@ -55,12 +73,15 @@ function bind(server: Server, address: string): Promise<number> {
   });
 }
 
-function shutdown(server: Server): Promise<void> {
+function shutdown(server: Server, deadline: number): Promise<void> {
   return new Promise((resolve) => {
-    const timer = setTimeout(() => {
-      server.forceShutdown();
-      resolve();
-    }, 2_000);
+    const timer = setTimeout(
+      () => {
+        server.forceShutdown();
+        resolve();
+      },
+      Math.max(0, deadline - Date.now()),
+    );
     server.tryShutdown(() => {
       clearTimeout(timer);
       resolve();

@@ -84,6 +84,40 @@ export class WorkerGateway {
   /** Renewals that failed because the database was unreachable, since the last one that worked. */
   private failedRenewals = 0;
 
+  /** Workers connected to this replica. */
+  get sessions(): number {
+    return this.sessionsById.size;
+  }
+
+  /**
+   * The drain of this replica's workers: their leases are handed back (each expires within `windowMs` unless
+   * its worker renews it from another replica), then every session ends with UNAVAILABLE, and the worker
+   * SDK reconnects (the worker server takes no new session by then) and carries its running tasks on.
+   */
+  async handBack(windowMs: number): Promise<void> {
+    const sessions = [...this.sessionsById.values()];
+    const leases = sessions.flatMap((session) =>
+      [...session.inflight].map(([taskId, leaseEpoch]) => ({
+        agent: session.agent,
+        taskId,
+        leaseEpoch,
+      })),
+    );
+    const handedBack = await this.work.handBack(leases, windowMs).catch((error: unknown) => {
+      this.logger.warn(`leases not handed back (they expire after their TTL): ${String(error)}`);
+      return 0;
+    });
+    this.logger.log(
+      `draining: ${handedBack} lease(s) handed back, ${sessions.length} worker session(s) closed`,
+    );
+    const draining = grpcError(
+      GrpcStatus.UNAVAILABLE,
+      'UNAVAILABLE',
+      'this task-service replica is shutting down; reconnect',
+    );
+    sessions.forEach((session) => session.hangUp(draining));
+  }
+
   /** The grpc-js implementation of WorkerService. */
   handlers(): workerPb.WorkerServiceServer {
     return {

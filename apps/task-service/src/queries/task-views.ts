@@ -97,4 +97,13 @@ export class TaskViews {
       totalSize: Number(result.rows[0]?.total ?? 0),
     };
   }
+
+  /** Tasks by state across every tenant, from the counts kept with the view (for metrics). */
+  async countByState(): Promise<Map<string, number>> {
+    const result = await this.pool.query<{ state: string; tasks: string }>({
+      name: 'task-views.count-by-state',
+      text: 'SELECT state, sum(tasks)::text AS tasks FROM read.task_counts GROUP BY state',
+    });
+    return new Map(result.rows.map((row) => [row.state, Number(row.tasks)]));
+  }
 }

@@ -1,0 +1,48 @@
+import { pingPostgres } from '@lib/event-store';
+import { lifecycle, metrics } from '@lib/observability';
+import {
+  Inject,
+  Injectable,
+  type OnApplicationBootstrap,
+  type OnApplicationShutdown,
+} from '@nestjs/common';
+import type { Pool } from 'pg';
+import { DeliveryStore } from './delivery-store';
+import { FeedConsumer } from './feed-consumer';
+import { LaneQueue } from './lane-queue';
+import { PUSH_PG_POOL } from './tokens';
+
+/**
+ * What the push dispatcher tells the ops listener (docs/deploy.md): ready while Postgres and Redis answer
+ * and its feed consumer is in its group; at each scrape, the deliveries still open. Attempts and dead
+ * letters are counted where they happen (LaneRunner). Its drain is its close: the consumer leaves the group
+ * and lane jobs in flight finish.
+ */
+@Injectable()
+export class PushDispatcherOps implements OnApplicationBootstrap, OnApplicationShutdown {
+  private removers: (() => void)[] = [];
+
+  constructor(
+    @Inject(PUSH_PG_POOL) private readonly pool: Pool,
+    private readonly store: DeliveryStore,
+    private readonly feed: FeedConsumer,
+    private readonly lanes: LaneQueue,
+  ) {}
+
+  onApplicationBootstrap(): void {
+    this.removers = [
+      lifecycle.addReadinessCheck('postgres', () => pingPostgres(this.pool)),
+      lifecycle.addReadinessCheck('redis', () => this.lanes.ping()),
+      lifecycle.addReadinessCheck('kafka-consumer', () =>
+        this.feed.joined
+          ? Promise.resolve()
+          : Promise.reject(new Error('the feed consumer is not in its group')),
+      ),
+      metrics.addSource(async () => metrics.pushBacklog.set(await this.store.backlog())),
+    ];
+  }
+
+  onApplicationShutdown(): void {
+    this.removers.forEach((remove) => remove());
+  }
+}

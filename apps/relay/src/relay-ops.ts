@@ -1,0 +1,41 @@
+import { pingPostgres } from '@lib/event-store';
+import { lifecycle } from '@lib/observability';
+import {
+  Inject,
+  Injectable,
+  type OnApplicationBootstrap,
+  type OnApplicationShutdown,
+} from '@nestjs/common';
+import type { Pool } from 'pg';
+import { RelayService } from './relay.service';
+import { RELAY_PG_POOL } from './tokens';
+
+/**
+ * What the relay tells the ops listener (docs/deploy.md): ready while Postgres answers and its last round
+ * did not fail (a standby relay that waits for the leadership is ready). Its lag and throughput are set where
+ * it publishes; its drain is its close (the batch in flight is published and checkpointed first).
+ */
+@Injectable()
+export class RelayOps implements OnApplicationBootstrap, OnApplicationShutdown {
+  private removers: (() => void)[] = [];
+
+  constructor(
+    @Inject(RELAY_PG_POOL) private readonly pool: Pool,
+    private readonly relay: RelayService,
+  ) {}
+
+  onApplicationBootstrap(): void {
+    this.removers = [
+      lifecycle.addReadinessCheck('postgres', () => pingPostgres(this.pool)),
+      lifecycle.addReadinessCheck('kafka-relay', () =>
+        this.relay.failure === null
+          ? Promise.resolve()
+          : Promise.reject(new Error(`the relay is retrying: ${this.relay.failure}`)),
+      ),
+    ];
+  }
+
+  onApplicationShutdown(): void {
+    this.removers.forEach((remove) => remove());
+  }
+}

@@ -1,0 +1,5 @@
+export * from './http-drain';
+export * from './lifecycle';
+export * from './metrics';
+export * from './ops-server';
+export * from './shutdown';

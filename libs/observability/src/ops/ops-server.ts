@@ -1,0 +1,165 @@
+import type { ObservabilityConfig } from '@lib/config';
+import { Injectable, Module, ServiceUnavailableException } from '@nestjs/common';
+import {
+  HealthCheckService,
+  HealthIndicatorService,
+  TerminusModule,
+  type HealthIndicatorResult,
+} from '@nestjs/terminus';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { lifecycle, type ProcessLifecycle } from './lifecycle';
+import { metrics, type PlatformMetrics } from './metrics';
+
+/** A readiness check that does not answer within this counts as down. */
+const CHECK_TIMEOUT_MS = 2_000;
+
+export interface ReadinessAnswer {
+  status: 200 | 503;
+  body: unknown;
+}
+
+/** Runs the process's readiness checks through Terminus (its result format: status, info, error, details). */
+@Injectable()
+export class ReadinessProbe {
+  constructor(
+    private readonly health: HealthCheckService,
+    private readonly indicators: HealthIndicatorService,
+  ) {}
+
+  async check(checks = lifecycle.readinessChecks()): Promise<ReadinessAnswer> {
+    const indicators = checks.map(([name, check]) => async (): Promise<HealthIndicatorResult> => {
+      const session = this.indicators.check(name);
+      try {
+        await withTimeout(check(), CHECK_TIMEOUT_MS);
+        return session.up();
+      } catch (error) {
+        return session.down({ message: error instanceof Error ? error.message : String(error) });
+      }
+    });
+    try {
+      return { status: 200, body: await this.health.check(indicators) };
+    } catch (error) {
+      if (error instanceof ServiceUnavailableException) {
+        return { status: 503, body: error.getResponse() };
+      }
+      throw error;
+    }
+  }
+}
+
+/** What every app's root module imports for its readiness endpoint. */
+@Module({
+  imports: [TerminusModule.forRoot({ logger: false })],
+  providers: [ReadinessProbe],
+  exports: [ReadinessProbe],
+})
+export class OpsModule {}
+
+/**
+ * The ops listener of a process, apart from client traffic (OPS_HOST:OPS_PORT): `GET /livez` (the process
+ * is alive), `GET /readyz` (it serves: started, not draining, every dependency it needs answers) and
+ * `GET /metrics` (Prometheus text). It starts before anything else so that probes answer while the process
+ * waits for its database; readiness is `starting` until the app is attached.
+ */
+export class OpsServer {
+  private probe: ReadinessProbe | null = null;
+
+  private constructor(
+    private readonly server: Server,
+    private readonly state: ProcessLifecycle,
+    private readonly registry: PlatformMetrics,
+  ) {}
+
+  static async start(
+    config: Pick<ObservabilityConfig, 'OPS_HOST' | 'OPS_PORT'>,
+    state: ProcessLifecycle = lifecycle,
+    registry: PlatformMetrics = metrics,
+  ): Promise<OpsServer> {
+    const server = createServer();
+    const ops = new OpsServer(server, state, registry);
+    server.on('request', (req, res) => void ops.handle(req, res));
+    // Probes are short requests; a keep-alive scraper must not hold the process open at shutdown.
+    server.keepAliveTimeout = 5_000;
+    await new Promise<void>((resolve, reject) => {
+      server.once('error', reject);
+      server.listen(config.OPS_PORT, config.OPS_HOST, () => {
+        server.off('error', reject);
+        resolve();
+      });
+    });
+    return ops;
+  }
+
+  get url(): string {
+    const { address, port } = this.server.address() as AddressInfo;
+    return `http://${address.includes(':') ? `[${address}]` : address}:${port}`;
+  }
+
+  /** The app is up: readiness now runs its checks. */
+  attach(probe: ReadinessProbe): void {
+    this.probe = probe;
+    this.state.serving();
+  }
+
+  async close(): Promise<void> {
+    await new Promise<void>((resolve) => {
+      this.server.close(() => resolve());
+      this.server.closeAllConnections();
+    });
+  }
+
+  private async handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const path = (req.url ?? '/').split('?')[0] ?? '/';
+    if (req.method !== 'GET' && req.method !== 'HEAD') {
+      send(res, 405, 'application/json', JSON.stringify({ error: 'method not allowed' }));
+      return;
+    }
+    try {
+      switch (path) {
+        case '/livez':
+          send(res, 200, 'application/json', JSON.stringify({ status: 'ok' }));
+          return;
+        case '/readyz': {
+          const answer = await this.readiness();
+          send(res, answer.status, 'application/json', JSON.stringify(answer.body));
+          return;
+        }
+        case '/metrics':
+          send(res, 200, this.registry.contentType, await this.registry.expose());
+          return;
+        default:
+          send(res, 404, 'application/json', JSON.stringify({ error: 'not found' }));
+      }
+    } catch (error) {
+      send(
+        res,
+        500,
+        'application/json',
+        JSON.stringify({ error: error instanceof Error ? error.message : String(error) }),
+      );
+    }
+  }
+
+  private async readiness(): Promise<ReadinessAnswer> {
+    if (this.state.state !== 'serving' || !this.probe) {
+      return { status: 503, body: { status: this.state.state } };
+    }
+    return this.probe.check();
+  }
+}
+
+function send(res: ServerResponse, status: number, type: string, body: string): void {
+  res.writeHead(status, { 'content-type': type, 'cache-control': 'no-store' });
+  res.end(res.req.method === 'HEAD' ? undefined : body);
+}
+
+function withTimeout(work: Promise<void>, ms: number): Promise<void> {
+  let timer: NodeJS.Timeout | undefined;
+  return Promise.race([
+    work,
+    new Promise<never>((_, reject) => {
+      timer = setTimeout(() => reject(new Error(`no answer within ${ms} ms`)), ms);
+    }),
+  ]).finally(() => clearTimeout(timer));
+}
