@@ -2,6 +2,7 @@ import { runner } from 'node-pg-migrate';
 import { existsSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { ensureDatabase } from './postgres';
+import { retryDelayMs } from './retry-delay';
 
 /** The repository's `migrations/` folder, found from this file whether it runs from source or from dist. */
 export function migrationsDir(): string {
@@ -16,21 +17,40 @@ export function migrationsDir(): string {
   throw new Error('migrations folder not found');
 }
 
-/** Creates the database if needed and applies every pending forward migration. */
+/** What node-pg-migrate throws, without waiting, while another process holds its advisory lock. */
+const LOCK_HELD = 'Another migration is already running';
+/** How long a process waits for another one's migrations (the migrations Job's own deadline). */
+const LOCK_WAIT_MS = 600_000;
+
+/**
+ * Creates the database if needed and applies every pending forward migration. Replicas that start together
+ * all run this: each waits for the one holding the lock, then finds nothing left to apply.
+ */
 export async function migrate(
   connectionString: string,
   log: (msg: string) => void = () => undefined,
 ): Promise<void> {
   await ensureDatabase(connectionString);
-  await runner({
-    databaseUrl: connectionString,
-    dir: migrationsDir(),
-    migrationsTable: 'schema_migrations',
-    migrationsSchema: 'public',
-    direction: 'up',
-    checkOrder: true,
-    singleTransaction: true,
-    log,
-    logger: { debug: () => undefined, info: log, warn: log, error: log },
-  });
+  const deadline = Date.now() + LOCK_WAIT_MS;
+  for (let attempt = 0; ; attempt++) {
+    try {
+      await runner({
+        databaseUrl: connectionString,
+        dir: migrationsDir(),
+        migrationsTable: 'schema_migrations',
+        migrationsSchema: 'public',
+        direction: 'up',
+        checkOrder: true,
+        singleTransaction: true,
+        log,
+        logger: { debug: () => undefined, info: log, warn: log, error: log },
+      });
+      return;
+    } catch (error) {
+      if (!(error instanceof Error && error.message === LOCK_HELD) || Date.now() > deadline) {
+        throw error;
+      }
+      await new Promise((resolve) => setTimeout(resolve, retryDelayMs(attempt)));
+    }
+  }
 }

@@ -58,4 +58,10 @@ describe('migrations', () => {
     await migrate(db.url);
     expect(await describeSchema(db)).toEqual(before);
   });
+
+  it('run by replicas that start together: each waits for the lock instead of failing', async () => {
+    // Every app migrates at start; a rollout or a scale-up starts several at once (issue 13's drill).
+    const runs = await Promise.allSettled(Array.from({ length: 6 }, () => migrate(db.url)));
+    expect(runs.filter((run) => run.status === 'rejected')).toEqual([]);
+  });
 });
