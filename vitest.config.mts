@@ -16,7 +16,12 @@ export default defineConfig({
         test: {
           name: 'unit',
           sequence: { groupOrder: 0 },
-          include: ['apps/**/*.unit.spec.ts', 'libs/**/*.unit.spec.ts', 'k8s/**/*.unit.spec.ts'],
+          include: [
+            'apps/**/*.unit.spec.ts',
+            'libs/**/*.unit.spec.ts',
+            'k8s/**/*.unit.spec.ts',
+            'scripts/**/*.unit.spec.ts',
+          ],
           testTimeout: 5_000,
         },
       },

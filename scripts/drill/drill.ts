@@ -27,10 +27,12 @@ import { renderKustomization } from '../k8s/kustomize';
 import { DrillLoad } from './load';
 import { LocalCluster } from './local-cluster';
 import { clusterPlan } from './plan';
-import type { Shutdown } from './replica';
+import type { Replica, Shutdown } from './replica';
 import { brokenRules, formatReport, streamGaps, type DrillResult } from './report';
 
 const READY_TIMEOUT_MS = 90_000;
+/** The container port of every app's ops listener (docs/deploy.md "Probes"). */
+const OPS_PORT = 9464;
 /** The order of the rolling restart; each Deployment's replicas one after another. */
 const ROLLOUT = [
   'a2a-task-service',
@@ -308,7 +310,25 @@ async function verify(
     shutdowns,
     kills,
     events: cluster.events,
+    workerSessions: Object.fromEntries(
+      await Promise.all(
+        cluster
+          .of('a2a-task-service')
+          .map(async (replica) => [replica.name, await workerSessions(replica)] as const),
+      ),
+    ),
   };
+}
+
+/** The replica's `a2a_worker_sessions` gauge, read from its ops listener's /metrics. */
+async function workerSessions(replica: Replica): Promise<number | null> {
+  try {
+    const response = await fetch(`http://127.0.0.1:${replica.port(OPS_PORT)}/metrics`);
+    const gauge = /^a2a_worker_sessions (\d+)$/m.exec(await response.text());
+    return gauge?.[1] === undefined ? null : Number(gauge[1]);
+  } catch {
+    return null;
+  }
 }
 
 /** Drops the run's database, topic and queue keys. */

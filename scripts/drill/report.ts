@@ -19,6 +19,8 @@ export interface DrillResult {
   shutdowns: Shutdown[];
   kills: string[];
   events: ReplicaEvent[];
+  /** `a2a_worker_sessions` of each task-service replica at the end (where the workers ended up). */
+  workerSessions: Record<string, number | null>;
 }
 
 /** Stream generations after the first one the client saw that it never saw, and those it saw twice. */
@@ -126,6 +128,9 @@ export function formatReport(result: DrillResult): string {
         `, code ${s.exitCode}${s.killedAtDeadline ? ', KILLED at the grace deadline' : ''}`,
     ),
     `SIGKILLed and restarted: ${result.kills.join(', ')}`,
+    `worker sessions at the end: ${Object.entries(result.workerSessions)
+      .map(([replica, n]) => `${replica} ${n ?? '?'}`)
+      .join(', ')}`,
     `kubelet events: ${result.events.length === 0 ? 'none' : ''}`,
     ...result.events.map(
       (e) => `  ${e.replica}: ${e.what} (${e.detail.slice(-300).replace(/\s+/g, ' ')})`,
