@@ -4,12 +4,14 @@
  * (a task-service hands its workers over to another replica; an ingress ends its streams, which resume on
  * another ingress with no gap). Every app runs as its own process, two task-services and two ingresses.
  */
+import { status as GrpcStatus } from '@grpc/grpc-js';
 import { seedTenant } from '@lib/tenancy';
 import {
   createTestDatabase,
   freePort,
   kafkaBrokers,
   PlatformProcess,
+  RawWorker,
   startAgentWorker,
   startIngress,
   startTaskService,
@@ -55,6 +57,8 @@ let taskServiceA: App;
 let taskServiceB: App;
 let ingress1: App & { baseUrl: string };
 let ingress2: App & { baseUrl: string };
+let shared: Record<string, string> & { POSTGRES_URL: string };
+const LEASE_TTL_MS = 60_000;
 
 /** An app process on free ports with its ops listener on a free port of its own. */
 async function opsPort(): Promise<{ OPS_PORT: string; url: string }> {
@@ -111,7 +115,8 @@ async function scrape(app: App): Promise<string> {
 
 beforeAll(async () => {
   db = await createTestDatabase('e2e_ops');
-  const agents: ExampleAgentId[] = ['echo', 'countdown'];
+  // `interview` has no worker process: a raw worker of the test's own takes its tasks.
+  const agents: ExampleAgentId[] = ['echo', 'countdown', 'interview'];
   await seedTenant(db.pool, {
     tenantId: 'demo',
     displayName: 'Demo tenant',
@@ -137,8 +142,10 @@ beforeAll(async () => {
   const topic = uniqueTopic('ops-e2e');
   await createTopic(brokers, topic);
   const suffix = randomUUID().slice(0, 8);
-  const shared = {
+  shared = {
     POSTGRES_URL: db.url,
+    // Long enough that an expiry seen within seconds can only come from a lease handed back.
+    LEASE_TTL_MS: String(LEASE_TTL_MS),
     KAFKA_BROKERS: brokers.join(','),
     TASK_EVENTS_TOPIC: topic,
     AGENT_CARD_SIGNING_KEY_FILE: keyFile,
@@ -377,6 +384,38 @@ describe('graceful drain on SIGTERM', () => {
     expect(events.filter((e) => e.event_type === 'TaskLeaseExpired')).toHaveLength(0);
     expect(sample(await scrape(taskServiceB), 'a2a_worker_sessions')).toBe(2);
     expect(await streamsWithGaps(db!.pool)).toStrictEqual([]);
+  });
+
+  it('a draining task-service hands back the leases of a worker that does not come back: another replica expires them within seconds, not after the lease TTL', async () => {
+    const { OPS_PORT } = await opsPort();
+    const replicaC = await startTaskService({ ...shared, REPLICA_ID: 'replica-c', OPS_PORT });
+    const raw = new RawWorker(replicaC.workerTarget, workerSecret('interview'));
+    try {
+      await raw.connect(1);
+      const reply = await rawRpc(
+        jsonRpcUrl(ingress1.baseUrl, 'demo', 'interview'),
+        request('SendMessage', {
+          message: { messageId: randomUUID(), role: 'ROLE_USER', parts: [{ text: 'hold on' }] },
+          configuration: { returnImmediately: true },
+        }),
+        auth,
+      );
+      const taskId = sentTask(reply).id;
+      const assignment = await raw.nextAssignment(15_000);
+      expect(assignment.taskId).toBe(taskId);
+      const drained = Date.now();
+      await replicaC.process.stop('SIGTERM', 15_000);
+      expect(raw.closedWith?.code).toBe(GrpcStatus.UNAVAILABLE);
+      // The raw worker never reconnects: a sweeper of replica B expires the lease it was handed back.
+      await vi.waitFor(async () => {
+        const events = await taskEvents(db!.pool, 'demo', taskId);
+        expect(events.map((e) => e.event_type)).toContain('TaskLeaseExpired');
+      }, WAIT);
+      expect(Date.now() - drained).toBeLessThan(LEASE_TTL_MS / 4);
+    } finally {
+      raw.disconnect();
+      await replicaC.process.stop();
+    }
   });
 
   it('an ingress ends its streams on SIGTERM and they resume on another ingress with no gap', async () => {
