@@ -8,7 +8,7 @@ import {
 } from '@nestjs/terminus';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { lifecycle, type ProcessLifecycle } from './lifecycle';
+import { lifecycle, type ProcessLifecycle, type ReadinessCheck } from './lifecycle';
 import { metrics, type PlatformMetrics } from './metrics';
 
 /** A readiness check that does not answer within this counts as down. */
@@ -27,7 +27,7 @@ export class ReadinessProbe {
     private readonly indicators: HealthIndicatorService,
   ) {}
 
-  async check(checks = lifecycle.readinessChecks()): Promise<ReadinessAnswer> {
+  async check(checks: [string, ReadinessCheck][]): Promise<ReadinessAnswer> {
     const indicators = checks.map(([name, check]) => async (): Promise<HealthIndicatorResult> => {
       const session = this.indicators.check(name);
       try {
@@ -145,7 +145,7 @@ export class OpsServer {
     if (this.state.state !== 'serving' || !this.probe) {
       return { status: 503, body: { status: this.state.state } };
     }
-    return this.probe.check();
+    return this.probe.check(this.state.readinessChecks());
   }
 }
 
