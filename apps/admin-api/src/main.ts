@@ -1,5 +1,5 @@
 import { migrate, whenDatabaseReachable } from '@lib/event-store';
-import { exitOnFatalError } from '@lib/observability';
+import { startObservability } from '@lib/observability';
 import { Logger } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import 'reflect-metadata';
@@ -9,7 +9,7 @@ async function bootstrap(): Promise<void> {
   const config = adminApiConfigFromEnv();
   await whenDatabaseReachable(
     () => migrate(config.POSTGRES_URL),
-    (message) => console.warn(message),
+    (message) => new Logger('AdminApi').warn(message),
   );
   // Bodies are read by the admin routes themselves (JsonBodyMiddleware), as in the standalone process.
   const app = await NestFactory.create(AdminApiModule.forRoot(config), { bodyParser: false });
@@ -20,8 +20,8 @@ async function bootstrap(): Promise<void> {
   );
 }
 
-exitOnFatalError('AdminApi');
+startObservability('admin-api');
 bootstrap().catch((error: unknown) => {
-  console.error(error);
+  new Logger('AdminApi').fatal(error);
   process.exit(1);
 });

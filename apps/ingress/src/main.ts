@@ -1,4 +1,5 @@
-import { exitOnFatalError } from '@lib/observability';
+import { startObservability } from '@lib/observability';
+import { Logger } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import 'reflect-metadata';
 import { IngressModule, ingressConfigFromEnv } from './ingress.module';
@@ -10,8 +11,8 @@ async function bootstrap(): Promise<void> {
   await app.listen(config.INGRESS_PORT, config.INGRESS_HOST);
 }
 
-exitOnFatalError('Ingress');
+startObservability('ingress');
 bootstrap().catch((error: unknown) => {
-  console.error(error);
+  new Logger('Ingress').fatal(error);
   process.exit(1);
 });

@@ -1,6 +1,6 @@
 import { ingressSchema, loadConfig } from '@lib/config';
 import { migrate, whenDatabaseReachable } from '@lib/event-store';
-import { exitOnFatalError } from '@lib/observability';
+import { startObservability } from '@lib/observability';
 import { loadSigningKey } from '@lib/signing';
 import { Logger } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
@@ -22,7 +22,7 @@ async function bootstrap(): Promise<void> {
   }
   await whenDatabaseReachable(
     () => migrate(config.POSTGRES_URL),
-    (message) => console.warn(message),
+    (message) => new Logger('PushDispatcher').warn(message),
   );
   // No HTTP server: operators list and redrive deliveries through the admin API.
   const app = await NestFactory.createApplicationContext(
@@ -32,8 +32,8 @@ async function bootstrap(): Promise<void> {
   new Logger('PushDispatcher').log('push dispatcher ready');
 }
 
-exitOnFatalError('PushDispatcher');
+startObservability('push-dispatcher');
 bootstrap().catch((error: unknown) => {
-  console.error(error);
+  new Logger('PushDispatcher').fatal(error);
   process.exit(1);
 });

@@ -1,5 +1,6 @@
 import { migrate, whenDatabaseReachable } from '@lib/event-store';
-import { exitOnFatalError } from '@lib/observability';
+import { startObservability } from '@lib/observability';
+import { Logger } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import 'reflect-metadata';
 import { RelayModule, relayConfigFromEnv } from './relay.module';
@@ -8,15 +9,15 @@ async function bootstrap(): Promise<void> {
   const config = relayConfigFromEnv();
   await whenDatabaseReachable(
     () => migrate(config.POSTGRES_URL),
-    (message) => console.warn(message),
+    (message) => new Logger('Relay').warn(message),
   );
   const app = await NestFactory.createApplicationContext(RelayModule.forRoot(config));
   app.enableShutdownHooks();
   await app.init();
 }
 
-exitOnFatalError('Relay');
+startObservability('relay');
 bootstrap().catch((error: unknown) => {
-  console.error(error);
+  new Logger('Relay').fatal(error);
   process.exit(1);
 });

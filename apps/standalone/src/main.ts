@@ -1,6 +1,6 @@
 import { loadConfig, platformSchema, processEnv } from '@lib/config';
 import { createPool, migrate, whenDatabaseReachable } from '@lib/event-store';
-import { exitOnFatalError } from '@lib/observability';
+import { startObservability } from '@lib/observability';
 import { Logger } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import 'reflect-metadata';
@@ -50,8 +50,8 @@ async function bootstrap(): Promise<void> {
   process.once('SIGINT', stop);
 }
 
-exitOnFatalError('Standalone');
+startObservability('standalone');
 bootstrap().catch((error: unknown) => {
-  console.error(error);
+  new Logger('Standalone').fatal(error);
   process.exit(1);
 });

@@ -1,5 +1,6 @@
 import { migrate, whenDatabaseReachable } from '@lib/event-store';
-import { exitOnFatalError } from '@lib/observability';
+import { startObservability } from '@lib/observability';
+import { Logger } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import 'reflect-metadata';
 import { TaskServiceModule, taskServiceConfigFromEnv } from './task-service.module';
@@ -8,15 +9,15 @@ async function bootstrap(): Promise<void> {
   const config = taskServiceConfigFromEnv();
   await whenDatabaseReachable(
     () => migrate(config.POSTGRES_URL),
-    (message) => console.warn(message),
+    (message) => new Logger('TaskService').warn(message),
   );
   const app = await NestFactory.createApplicationContext(TaskServiceModule.forRoot(config));
   app.enableShutdownHooks();
   await app.init();
 }
 
-exitOnFatalError('TaskService');
+startObservability('task-service');
 bootstrap().catch((error: unknown) => {
-  console.error(error);
+  new Logger('TaskService').fatal(error);
   process.exit(1);
 });

@@ -15,6 +15,7 @@ import {
   type A2aError,
 } from '@lib/a2a-protocol';
 import type { IngressConfig } from '@lib/config';
+import { currentLogContext } from '@lib/observability';
 import {
   Inject,
   Injectable,
@@ -32,6 +33,12 @@ import {
   type StreamingMethod,
   type UnaryMethod,
 } from '../gateway/a2a-gateway';
+import {
+  handleInbound,
+  REQUEST_ID_HEADER,
+  requestIdOf,
+  type InboundCall,
+} from '../gateway/inbound-call';
 import type { TaskSubscription } from '../streaming/task-event-feed';
 import { INGRESS_CONFIG } from '../tokens';
 import {
@@ -107,9 +114,14 @@ export class A2aGrpcServer implements OnApplicationBootstrap, OnApplicationShutd
         return [
           key,
           isStreamingMethod(method)
-            ? (call: StreamCall) => void this.serverStreaming(key, method, call)
+            ? (call: StreamCall) =>
+                void handleInbound(inboundCall(call.metadata), (answered) =>
+                  this.serverStreaming(key, method, call).finally(() => answered()),
+                )
             : (call: UnaryCall, callback: sendUnaryData<unknown>) =>
-                void this.unary(key, method, call, callback),
+                void handleInbound(inboundCall(call.metadata), (answered) =>
+                  this.unary(key, method, call, callback).finally(() => answered()),
+                ),
         ];
       }),
     );
@@ -126,7 +138,7 @@ export class A2aGrpcServer implements OnApplicationBootstrap, OnApplicationShutd
       const session = await this.gateway.open(
         inboundRequest(call.metadata, params, call.getPeer()),
       );
-      sendExtensions(call, session);
+      sendInitialMetadata(call, session);
       const result = await this.gateway.call(session, method, params);
       callback(null, responseMessage(key, result ?? {}));
     } catch (thrown) {
@@ -147,7 +159,7 @@ export class A2aGrpcServer implements OnApplicationBootstrap, OnApplicationShutd
       const session = await this.gateway.open(
         inboundRequest(call.metadata, params, call.getPeer()),
       );
-      sendExtensions(call, session);
+      sendInitialMetadata(call, session);
       const stream = await this.gateway.stream(
         session,
         method,
@@ -179,18 +191,35 @@ export class A2aGrpcServer implements OnApplicationBootstrap, OnApplicationShutd
     }
   }
 
-  /** The status a failed call ends with; unexpected errors are logged here, once, and leave as INTERNAL. */
+  /**
+   * The status a failed call ends with; unexpected errors are logged here, once, and leave as INTERNAL.
+   * Its trailers carry the request id.
+   */
   private failure(thrown: unknown): Partial<StatusObject> {
-    return grpcStatus(reportedError(thrown, this.logger));
+    return grpcStatus(reportedError(thrown, this.logger), currentLogContext()?.requestId);
   }
 }
 
-/** The status of an A2A error (digest §9.1 v1.0.1 codes) with its binary `google.rpc.Status` trailer. */
-function grpcStatus(error: A2aError): Partial<StatusObject> {
+/**
+ * The status of an A2A error (digest §9.1 v1.0.1 codes) with its binary `google.rpc.Status` trailer and the
+ * call's request id.
+ */
+function grpcStatus(error: A2aError, requestId: string | undefined): Partial<StatusObject> {
   const status = toGrpcStatus(error);
   const metadata = new Metadata();
   metadata.set(GRPC_STATUS_DETAILS_KEY, encodeGrpcStatus(status));
+  if (requestId) {
+    metadata.set(REQUEST_ID_HEADER, requestId);
+  }
   return { code: status.code, details: status.message, metadata };
+}
+
+/** What the call's metadata says before its request is read: its request id and trace context. */
+function inboundCall(metadata: Metadata): InboundCall {
+  return {
+    requestId: requestIdOf(firstValue(metadata, REQUEST_ID_HEADER)),
+    traceparent: firstValue(metadata, 'traceparent'),
+  };
 }
 
 function paramsOf(message: InboundMessage): { [field: string]: unknown } {
@@ -229,14 +258,18 @@ function firstValue(metadata: Metadata, key: string): string | undefined {
   return typeof value === 'string' ? value : undefined;
 }
 
-/** `a2a-extensions` in the initial metadata, listing the activated extensions (digest §10.2). */
-function sendExtensions(
+/**
+ * The initial metadata: the request id, and `a2a-extensions` listing the activated extensions when there
+ * are any (digest §10.2).
+ */
+function sendInitialMetadata(
   call: { sendMetadata(metadata: Metadata): void },
   session: A2aSession,
 ): void {
+  const metadata = new Metadata();
+  metadata.set(REQUEST_ID_HEADER, session.ctx.requestId);
   if (session.activatedExtensions.length > 0) {
-    const metadata = new Metadata();
     metadata.set('a2a-extensions', session.activatedExtensions.join(', '));
-    call.sendMetadata(metadata);
   }
+  call.sendMetadata(metadata);
 }

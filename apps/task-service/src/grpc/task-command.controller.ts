@@ -8,6 +8,7 @@ import {
 } from '@lib/a2a-protocol';
 import { authorizeOperation } from '@lib/authz';
 import { isTransientDatabaseError } from '@lib/event-store';
+import { withLogContext } from '@lib/observability';
 import { agentIdOf, credentialIdOf, principalIdOf, tenantIdOf } from '@lib/tenancy';
 import { Injectable, Logger } from '@nestjs/common';
 import type { CallContext, Versioned } from '../call-context';
@@ -109,7 +110,8 @@ export class TaskCommandController {
     ctx: CallContext,
   ): Promise<Versioned<unknown>> {
     authorizeOperation(ctx, OPERATION_METHODS[operation]);
-    return this.operations[operation](input, ctx);
+    const call = { requestId: ctx.requestId, tenant: ctx.tenantId, agent: ctx.agentId };
+    return withLogContext(call, () => this.operations[operation](input, ctx));
   }
 
   private readonly operations: Record<TaskOperation, Operation> = {
