@@ -8,6 +8,7 @@ import {
   type AdminApiConfig,
 } from '@lib/config';
 import { createPool } from '@lib/event-store';
+import { ObservabilityModule } from '@lib/observability';
 import { PushDeliveryStore } from '@lib/push';
 import { AgentStore, CredentialStore, IssuerStore, quotaRedis, TenantStore } from '@lib/tenancy';
 import {
@@ -85,6 +86,7 @@ export class AdminApiModule implements NestModule {
   static forRoot(config: AdminApiConfig): DynamicModule {
     return {
       module: AdminApiModule,
+      imports: [ObservabilityModule],
       controllers: [...ADMIN_CONTROLLERS, OpenApiController],
       providers: [
         { provide: ADMIN_CONFIG, useValue: config },

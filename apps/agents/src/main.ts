@@ -1,5 +1,5 @@
 import { loadConfig, workerSchema } from '@lib/config';
-import { fieldLogger, startObservability } from '@lib/observability';
+import { exitProcess, fieldLogger, startObservability } from '@lib/observability';
 import { AgentWorker, type AgentExecutor, type ExampleAgentId } from '@lib/worker-sdk';
 import { hostname } from 'node:os';
 import { CountdownAgent } from './countdown.agent';
@@ -78,9 +78,9 @@ async function main(): Promise<number> {
 
 startObservability('agents');
 main().then(
-  (code) => process.exit(code),
+  (code) => exitProcess(code),
   (error: unknown) => {
     log.error('agent worker failed', { err: error });
-    process.exit(1);
+    exitProcess(1);
   },
 );

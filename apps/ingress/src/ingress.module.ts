@@ -1,5 +1,6 @@
 import { ingressSchema, loadConfig, oidcSchema, postgresSchema, quotaSchema } from '@lib/config';
 import { createPool } from '@lib/event-store';
+import { ObservabilityModule } from '@lib/observability';
 import { ConfigChanges } from '@lib/tenancy';
 import {
   Inject,
@@ -61,7 +62,7 @@ export class IngressModule implements NestModule {
   ): DynamicModule {
     return {
       module: IngressModule,
-      imports,
+      imports: [ObservabilityModule, ...imports],
       controllers: [AgentCardController, JsonRpcController, RestController],
       providers: [
         { provide: INGRESS_CONFIG, useValue: config },

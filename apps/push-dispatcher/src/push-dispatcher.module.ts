@@ -6,6 +6,7 @@ import {
   type PushDispatcherConfig,
 } from '@lib/config';
 import { createPool } from '@lib/event-store';
+import { ObservabilityModule } from '@lib/observability';
 import { PushAllowlist, WebhookSender } from '@lib/push';
 import type { SigningKey } from '@lib/signing';
 import {
@@ -56,7 +57,7 @@ export class PushDispatcherModule {
   ): DynamicModule {
     return {
       module: PushDispatcherModule,
-      imports,
+      imports: [ObservabilityModule, ...imports],
       providers: [
         { provide: PUSH_CONFIG, useValue: config },
         {

@@ -1,5 +1,6 @@
 import { loadConfig, postgresSchema, relaySchema, type RelayConfig } from '@lib/config';
 import { createPool } from '@lib/event-store';
+import { ObservabilityModule } from '@lib/observability';
 import {
   Inject,
   Logger,
@@ -31,6 +32,7 @@ export class RelayModule {
   static forRoot(config: RelayConfig): DynamicModule {
     return {
       module: RelayModule,
+      imports: [ObservabilityModule],
       providers: [
         { provide: RELAY_CONFIG, useValue: config },
         {

@@ -1,5 +1,6 @@
 import { loadConfig, postgresSchema, taskServiceSchema, type TaskServiceConfig } from '@lib/config';
 import { createPool } from '@lib/event-store';
+import { ObservabilityModule } from '@lib/observability';
 import { ConfigChanges } from '@lib/tenancy';
 import {
   Inject,
@@ -51,6 +52,7 @@ export class TaskServiceModule {
   static forRoot(config: TaskServiceConfig): DynamicModule {
     return {
       module: TaskServiceModule,
+      imports: [ObservabilityModule],
       providers: [
         { provide: TASK_SERVICE_CONFIG, useValue: config },
         {

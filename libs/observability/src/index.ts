@@ -4,3 +4,6 @@ export * from './log-context';
 export * from './logging';
 export * from './observability';
 export * from './redaction';
+export * from './span-names';
+export * from './trace-context';
+export * from './tracing';

@@ -16,7 +16,7 @@ import {
 import { authorizeOperation, CLIENT_SCOPES } from '@lib/authz';
 import type { IngressConfig } from '@lib/config';
 import { isTransientDatabaseError } from '@lib/event-store';
-import { currentLogContext } from '@lib/observability';
+import { currentLogContext, traceparentOf } from '@lib/observability';
 import { principalIdOf, taskIdOf, type AgentRef, type CallContext } from '@lib/tenancy';
 import { Inject, Injectable, type Logger } from '@nestjs/common';
 import { randomUUID } from 'node:crypto';
@@ -44,7 +44,7 @@ import {
 import { INGRESS_CONFIG } from '../tokens';
 import { negotiateVersion } from '../version';
 import { agentRefOf, parseRoutingTenant, routingTenant, type AgentRoute } from './agent-route';
-import { noteRoute, noteTaskOf } from './inbound-call';
+import { noteFailure, noteRoute, noteTaskOf } from './inbound-call';
 
 /** The three standard bindings (spec digest §7, §8, §8b). */
 export type A2aBinding = 'JSONRPC' | 'HTTP+JSON' | 'GRPC';
@@ -109,10 +109,8 @@ export function databaseUnavailable(): A2aError {
  * once, for every binding.
  */
 export function reportedError(thrown: unknown, logger: Logger): A2aError {
-  if (isTransientDatabaseError(thrown)) {
-    return databaseUnavailable();
-  }
-  const error = asA2aError(thrown);
+  const error = isTransientDatabaseError(thrown) ? databaseUnavailable() : asA2aError(thrown);
+  noteFailure(error);
   if (error.reason === 'INTERNAL') {
     logger.error(thrown instanceof Error ? (thrown.stack ?? thrown.message) : String(thrown));
   }
@@ -205,6 +203,8 @@ export class A2aGateway {
       );
     }
     const activatedExtensions = requested.filter((uri) => declared.some((e) => e.uri === uri));
+    // The call's own span when this process traces it (the task-service and the events continue it).
+    const traceparent = traceparentOf() ?? request.traceparent;
     return {
       ctx: {
         ...ref,
@@ -212,7 +212,7 @@ export class A2aGateway {
         binding: request.binding,
         protocolVersion,
         requestId: currentLogContext()?.requestId ?? randomUUID(),
-        ...(request.traceparent ? { traceparent: request.traceparent } : {}),
+        ...(traceparent ? { traceparent } : {}),
         ...(request.sourceAddress ? { sourceAddress: request.sourceAddress } : {}),
       },
       agent,

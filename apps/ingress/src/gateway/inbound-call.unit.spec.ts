@@ -29,7 +29,7 @@ describe('the log context of an inbound call', () => {
   const traceparent = '00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01';
 
   it('holds the request id and the caller’s trace id, then the agent and the task once known', () => {
-    const seen = handleInbound({ requestId: 'r-1', traceparent }, () => {
+    const seen = handleInbound({ binding: 'JSONRPC', requestId: 'r-1', traceparent }, () => {
       const opened = { ...currentLogContext() };
       noteRoute({ tenantId: tenantIdOf('acme'), agentId: agentIdOf('echo') });
       noteTaskOf({ task: { id: 'task-1', status: {} } });
@@ -57,7 +57,7 @@ describe('the log context of an inbound call', () => {
     [{ tasks: [{ id: 'a', status: {} }] }, undefined],
     [undefined, undefined],
   ])('notes the task of result %j', (result, taskId) => {
-    const noted = handleInbound({ requestId: 'r', traceparent: undefined }, () => {
+    const noted = handleInbound({ binding: 'GRPC', requestId: 'r', traceparent: undefined }, () => {
       noteTaskOf(result);
       return currentLogContext()?.taskId;
     });

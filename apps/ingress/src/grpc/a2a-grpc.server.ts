@@ -13,6 +13,7 @@ import {
   GRPC_STATUS_DETAILS_KEY,
   toGrpcStatus,
   type A2aError,
+  type A2aJsonRpcMethod,
 } from '@lib/a2a-protocol';
 import type { IngressConfig } from '@lib/config';
 import { currentLogContext } from '@lib/observability';
@@ -115,11 +116,11 @@ export class A2aGrpcServer implements OnApplicationBootstrap, OnApplicationShutd
           key,
           isStreamingMethod(method)
             ? (call: StreamCall) =>
-                void handleInbound(inboundCall(call.metadata), (answered) =>
+                void handleInbound(inboundCall(method, call.metadata), (answered) =>
                   this.serverStreaming(key, method, call).finally(() => answered()),
                 )
             : (call: UnaryCall, callback: sendUnaryData<unknown>) =>
-                void handleInbound(inboundCall(call.metadata), (answered) =>
+                void handleInbound(inboundCall(method, call.metadata), (answered) =>
                   this.unary(key, method, call, callback).finally(() => answered()),
                 ),
         ];
@@ -214,9 +215,11 @@ function grpcStatus(error: A2aError, requestId: string | undefined): Partial<Sta
   return { code: status.code, details: status.message, metadata };
 }
 
-/** What the call's metadata says before its request is read: its request id and trace context. */
-function inboundCall(metadata: Metadata): InboundCall {
+/** What a call says before its request is read: its method, request id and trace context. */
+function inboundCall(method: A2aJsonRpcMethod, metadata: Metadata): InboundCall {
   return {
+    binding: 'GRPC',
+    method,
     requestId: requestIdOf(firstValue(metadata, REQUEST_ID_HEADER)),
     traceparent: firstValue(metadata, 'traceparent'),
   };

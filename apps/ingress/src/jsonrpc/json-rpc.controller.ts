@@ -18,6 +18,7 @@ import {
   type A2aSession,
 } from '../gateway/a2a-gateway';
 import type { AgentRoute } from '../gateway/agent-route';
+import { noteMethod } from '../gateway/inbound-call';
 import { readBody } from '../http/read-body';
 import {
   errorHeaders,
@@ -64,6 +65,9 @@ export class JsonRpcController {
       const body = await readBody(req, this.config.MAX_BODY_BYTES);
       const rpc = parseJsonRpcRequest(body);
       id = rpc.id;
+      if (isA2aMethod(rpc.method)) {
+        noteMethod(rpc.method, 'JSONRPC');
+      }
       session = await this.gateway.open({
         binding: 'JSONRPC',
         route,

@@ -9,6 +9,7 @@ import {
   type A2aSession,
 } from '../gateway/a2a-gateway';
 import type { AgentRoute } from '../gateway/agent-route';
+import { noteMethod } from '../gateway/inbound-call';
 import { readBody } from '../http/read-body';
 import {
   errorHeaders,
@@ -84,6 +85,7 @@ export class RestController {
         );
       }
       const { route, fields, tenant } = match;
+      noteMethod(route.rpc, 'HTTP+JSON');
       const query = parseQuery(rawQuery(req));
       const body =
         route.method === 'POST'
