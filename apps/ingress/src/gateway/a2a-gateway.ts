@@ -16,7 +16,7 @@ import {
 import { authorizeOperation, CLIENT_SCOPES } from '@lib/authz';
 import type { IngressConfig } from '@lib/config';
 import { isTransientDatabaseError } from '@lib/event-store';
-import { currentLogContext, traceparentOf } from '@lib/observability';
+import { activeTraceparent, currentLogContext } from '@lib/observability';
 import { principalIdOf, taskIdOf, type AgentRef, type CallContext } from '@lib/tenancy';
 import { Inject, Injectable, type Logger } from '@nestjs/common';
 import { randomUUID } from 'node:crypto';
@@ -204,7 +204,7 @@ export class A2aGateway {
     }
     const activatedExtensions = requested.filter((uri) => declared.some((e) => e.uri === uri));
     // The call's own span when this process traces it (the task-service and the events continue it).
-    const traceparent = traceparentOf() ?? request.traceparent;
+    const traceparent = activeTraceparent() ?? request.traceparent;
     return {
       ctx: {
         ...ref,

@@ -6,6 +6,7 @@ import {
   type A2aJsonRpcMethod,
   type TaskCommandMethod,
 } from '@lib/a2a-protocol';
+import { traceIdOf } from '@lib/audit';
 import { authorizeOperation } from '@lib/authz';
 import { isTransientDatabaseError } from '@lib/event-store';
 import { contextOf, withLogContext } from '@lib/observability';
@@ -112,7 +113,13 @@ export class TaskCommandController {
   ): Promise<Versioned<unknown>> {
     const method = OPERATION_METHODS[operation];
     authorizeOperation(ctx, method);
-    const call = { requestId: ctx.requestId, tenant: ctx.tenantId, agent: ctx.agentId };
+    const traceId = traceIdOf(ctx.traceparent);
+    const call = {
+      requestId: ctx.requestId,
+      tenant: ctx.tenantId,
+      agent: ctx.agentId,
+      ...(traceId ? { traceId } : {}),
+    };
     // Over gRPC the ingress's span arrives in the metadata; in-process it is the active one.
     const remote = metadata ? contextOf(traceparentIn(metadata)) : undefined;
     return withLogContext(call, () =>

@@ -1,4 +1,5 @@
 import type { workerPb } from '@lib/a2a-protocol';
+import { traceIdOf } from '@lib/audit';
 import {
   ATTRIBUTES,
   contextOf,
@@ -22,7 +23,13 @@ export function inUpdateSpan<T>(
   workerId: string,
   work: () => Promise<T>,
 ): Promise<T> {
-  const call = { tenant: agent.tenantId, agent: agent.agentId, taskId: request.taskId };
+  const traceId = traceIdOf(request.traceparent);
+  const call = {
+    tenant: agent.tenantId,
+    agent: agent.agentId,
+    taskId: request.taskId,
+    ...(traceId ? { traceId } : {}),
+  };
   if (!tracingEnabled()) {
     return withLogContext(call, work);
   }

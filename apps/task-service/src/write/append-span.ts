@@ -31,11 +31,11 @@ export function tracedWrite(
  * The batch (this replica's `number`-th) that takes these commands: on each command's span, so that the
  * commands committed together can be found from any of them.
  */
-export function noteBatch(spans: readonly (Span | null)[], number: number): void {
-  for (const span of spans) {
+export function noteBatch(batch: readonly { span: Span | null }[], number: number): void {
+  for (const { span } of batch) {
     span?.setAttributes({
       [ATTRIBUTES.writeBatch]: number,
-      [ATTRIBUTES.writeBatchSize]: spans.length,
+      [ATTRIBUTES.writeBatchSize]: batch.length,
     });
   }
 }

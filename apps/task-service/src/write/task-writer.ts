@@ -272,10 +272,7 @@ export class TaskWriter {
   }
 
   private async run(batch: Pending[]): Promise<void> {
-    noteBatch(
-      batch.map((pending) => pending.span),
-      ++this.batches,
-    );
+    noteBatch(batch, ++this.batches);
     let states: Map<Pending, CachedStream>;
     try {
       states = await this.statesOf(batch);
