@@ -8,7 +8,7 @@ import {
   type AdminApiConfig,
 } from '@lib/config';
 import { createPool, pingPostgres } from '@lib/event-store';
-import { lifecycle, OpsModule } from '@lib/observability';
+import { lifecycle, ObservabilityModule, OpsModule } from '@lib/observability';
 import { PushDeliveryStore } from '@lib/push';
 import { AgentStore, CredentialStore, IssuerStore, quotaRedis, TenantStore } from '@lib/tenancy';
 import {
@@ -102,7 +102,7 @@ export class AdminApiModule implements NestModule {
   static forRoot(config: AdminApiConfig): DynamicModule {
     return {
       module: AdminApiModule,
-      imports: [OpsModule],
+      imports: [OpsModule, ObservabilityModule],
       controllers: [...ADMIN_CONTROLLERS, OpenApiController],
       providers: [
         { provide: ADMIN_CONFIG, useValue: config },

@@ -3,9 +3,9 @@ import { migrate, whenDatabaseReachable } from '@lib/event-store';
 import {
   closeOnSignal,
   drainHttpApp,
-  exitOnFatalError,
   OpsServer,
   ReadinessProbe,
+  startObservability,
 } from '@lib/observability';
 import { Logger } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
@@ -19,7 +19,7 @@ async function bootstrap(): Promise<void> {
   const ops = await OpsServer.start(observability);
   await whenDatabaseReachable(
     () => migrate(config.POSTGRES_URL),
-    (message) => console.warn(message),
+    (message) => new Logger('AdminApi').warn(message),
   );
   // Bodies are read by the admin routes themselves (JsonBodyMiddleware), as in the standalone process.
   const app = await NestFactory.create(AdminApiModule.forRoot(config), { bodyParser: false });
@@ -32,8 +32,8 @@ async function bootstrap(): Promise<void> {
   );
 }
 
-exitOnFatalError('AdminApi');
+startObservability('admin-api');
 bootstrap().catch((error: unknown) => {
-  console.error(error);
+  new Logger('AdminApi').fatal(error);
   process.exit(1);
 });

@@ -1,5 +1,5 @@
 import { loadConfig, workerSchema } from '@lib/config';
-import { exitOnFatalError } from '@lib/observability';
+import { exitProcess, fieldLogger, startObservability } from '@lib/observability';
 import { AgentWorker, type AgentExecutor, type ExampleAgentId } from '@lib/worker-sdk';
 import { hostname } from 'node:os';
 import { CountdownAgent } from './countdown.agent';
@@ -29,6 +29,8 @@ const DEFAULT_CONCURRENCY: Record<ExampleAgentId, number> = {
   units: 8,
 };
 
+const log = fieldLogger('AgentWorker');
+
 function isAgentId(name: string | undefined): name is ExampleAgentId {
   return name !== undefined && Object.hasOwn(AGENTS, name);
 }
@@ -37,12 +39,12 @@ function isAgentId(name: string | undefined): name is ExampleAgentId {
 async function main(): Promise<number> {
   const agentId = process.argv[2];
   if (!isAgentId(agentId)) {
-    console.error(`usage: main.js <${Object.keys(AGENTS).join('|')}>`);
+    log.error(`usage: main.js <${Object.keys(AGENTS).join('|')}>`);
     return 1;
   }
   const config = loadConfig(workerSchema);
   if (!config.WORKER_SECRET) {
-    console.error(
+    log.error(
       'WORKER_SECRET is required: the secret of the worker credential issued for this agent',
     );
     return 1;
@@ -53,6 +55,7 @@ async function main(): Promise<number> {
     executor: AGENTS[agentId](),
     maxConcurrentTasks: config.WORKER_CONCURRENCY ?? DEFAULT_CONCURRENCY[agentId],
     identity: `${agentId}@${hostname()}-${process.pid}`,
+    logger: log,
   });
   let signals = 0;
   const stop = (): void => {
@@ -73,11 +76,11 @@ async function main(): Promise<number> {
   return 0;
 }
 
-exitOnFatalError('AgentWorker');
+startObservability('agents');
 main().then(
-  (code) => process.exit(code),
+  (code) => exitProcess(code),
   (error: unknown) => {
-    console.error(`agent worker failed: ${error instanceof Error ? error.message : String(error)}`);
-    process.exit(1);
+    log.error('agent worker failed', { err: error });
+    exitProcess(1);
   },
 );

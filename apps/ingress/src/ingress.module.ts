@@ -1,12 +1,14 @@
 import { ingressSchema, loadConfig, oidcSchema, postgresSchema, quotaSchema } from '@lib/config';
 import { createPool } from '@lib/event-store';
-import { OpsModule } from '@lib/observability';
+import { ObservabilityModule, OpsModule } from '@lib/observability';
 import { ConfigChanges } from '@lib/tenancy';
 import {
   Inject,
   Logger,
   Module,
   type DynamicModule,
+  type MiddlewareConsumer,
+  type NestModule,
   type OnApplicationShutdown,
   type Provider,
 } from '@nestjs/common';
@@ -24,6 +26,7 @@ import { SignedAgentCards } from './cards/signed-agent-cards';
 import { A2aGateway } from './gateway/a2a-gateway';
 import { A2aGrpcServer } from './grpc/a2a-grpc.server';
 import { FrameworkErrorsFilter } from './http/framework-errors.filter';
+import { InboundCallMiddleware } from './http/inbound-call.middleware';
 import { IngressOps } from './ingress-ops';
 import { JsonRpcController } from './jsonrpc/json-rpc.controller';
 import { A2aOperations } from './operations/a2a-operations';
@@ -46,7 +49,7 @@ class IngressPoolCloser implements OnApplicationShutdown {
 
 /** Composition root of the ingress: A2A bindings and agent cards over the operations port. */
 @Module({})
-export class IngressModule {
+export class IngressModule implements NestModule {
   /**
    * `operations`: how the bindings reach the task-service; by default over gRPC (TASK_SERVICE_URLS). A process
    * that also hosts the task-service passes an in-process provider, with `imports` that make it resolvable,
@@ -60,7 +63,7 @@ export class IngressModule {
   ): DynamicModule {
     return {
       module: IngressModule,
-      imports: [OpsModule, ...imports],
+      imports: [OpsModule, ObservabilityModule, ...imports],
       controllers: [AgentCardController, JsonRpcController, RestController],
       providers: [
         { provide: INGRESS_CONFIG, useValue: config },
@@ -100,5 +103,9 @@ export class IngressModule {
       // The key that signs cards also signs webhooks (the push dispatcher in the standalone process).
       exports: [AgentCardKeys],
     };
+  }
+
+  configure(consumer: MiddlewareConsumer): void {
+    consumer.apply(InboundCallMiddleware).forRoutes(JsonRpcController, RestController);
   }
 }

@@ -2,9 +2,9 @@ import { loadConfig, observabilitySchema } from '@lib/config';
 import {
   closeOnSignal,
   drainHttpApp,
-  exitOnFatalError,
   OpsServer,
   ReadinessProbe,
+  startObservability,
 } from '@lib/observability';
 import { Logger } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
@@ -24,8 +24,8 @@ async function bootstrap(): Promise<void> {
   logger.log(`ingress ready; ops endpoints on ${ops.url} (/livez, /readyz, /metrics)`);
 }
 
-exitOnFatalError('Ingress');
+startObservability('ingress');
 bootstrap().catch((error: unknown) => {
-  console.error(error);
+  new Logger('Ingress').fatal(error);
   process.exit(1);
 });

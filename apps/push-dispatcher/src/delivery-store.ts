@@ -20,6 +20,8 @@ export interface FeedEvent {
   eventId: string;
   /** The StreamResponse ProtoJSON, the exact bytes every webhook of the task gets. */
   body: string;
+  /** The event's W3C trace context (its record's `traceparent` header), if it has one. */
+  traceparent: string | null;
 }
 
 /** The deliveries of one (task, config), as the lane jobs name them (`@lib/push`). */
@@ -49,6 +51,8 @@ export interface ClaimedDelivery {
   url: string;
   token: string | null;
   authentication: { scheme: string; credentials?: string } | null;
+  /** The trace context of the event it delivers, if it has one. */
+  traceparent: string | null;
 }
 
 /** What claiming a lane's oldest open delivery found. */
@@ -135,9 +139,9 @@ export class DeliveryStore {
       name: 'deliveries.insert',
       text: `WITH inserted AS (
                INSERT INTO ops.push_deliveries
-                 (delivery_id, tenant_id, task_id, config_id, generation, event_id, body)
+                 (delivery_id, tenant_id, task_id, config_id, generation, event_id, body, traceparent)
                SELECT * FROM unnest($1::uuid[], $2::text[], $3::text[], $4::text[], $5::integer[], $6::uuid[],
-                                    $7::text[])
+                                    $7::text[], $8::text[])
                ON CONFLICT DO NOTHING
                RETURNING delivery_id, tenant_id, task_id, config_id
              ), behind AS (
@@ -166,6 +170,7 @@ export class DeliveryStore {
         rows.map((r) => r.event.generation),
         rows.map((r) => r.event.eventId),
         rows.map((r) => r.event.body),
+        rows.map((r) => r.event.traceparent),
       ],
     });
     const fresh = new Map(inserted.rows.map((r) => [r.delivery_id, r.behind]));
@@ -363,10 +368,11 @@ const CLAIM_HEADS = `WITH req AS (
            claimed_until = clock_timestamp() + make_interval(secs => $4::integer / 1000.0)
       FROM head
      WHERE d.delivery_id = head.delivery_id AND head.due <= clock_timestamp()
-     RETURNING head.i, d.generation, d.attempts, d.body
+     RETURNING head.i, d.generation, d.attempts, d.body, d.traceparent
   )
   SELECT head.i::integer AS i, head.delivery_id, head.state, coalesce(claimed.attempts, head.attempts) AS attempts, head.due,
-         claimed.i IS NOT NULL AS claimed, claimed.generation, claimed.body, pc.url, pc.token, pc.authentication
+         claimed.i IS NOT NULL AS claimed, claimed.generation, claimed.body, claimed.traceparent, pc.url,
+         pc.token, pc.authentication
     FROM head
     JOIN req ON req.i = head.i
     LEFT JOIN claimed ON claimed.i = head.i
@@ -411,11 +417,11 @@ const SETTLE_AND_CLAIM_NEXT = `WITH req AS (
       FROM head
      WHERE d.delivery_id = head.delivery_id AND head.due <= clock_timestamp()
        AND head.i IN (SELECT i FROM settled)
-     RETURNING head.i, d.generation, d.attempts, d.body
+     RETURNING head.i, d.generation, d.attempts, d.body, d.traceparent
   )
   SELECT head.i::integer AS i, head.i IN (SELECT i FROM settled) AS settled, head.delivery_id, head.state,
          coalesce(claimed.attempts, head.attempts) AS attempts, head.due, claimed.i IS NOT NULL AS claimed,
-         claimed.generation, claimed.body, pc.url, pc.token, pc.authentication
+         claimed.generation, claimed.body, claimed.traceparent, pc.url, pc.token, pc.authentication
     FROM head
     JOIN req ON req.i = head.i
     LEFT JOIN claimed ON claimed.i = head.i
@@ -433,6 +439,7 @@ interface ClaimRow {
   url: string | null;
   token: string | null;
   authentication: { scheme: string; credentials?: string } | null;
+  traceparent: string | null;
 }
 
 /** Refuses a lane twice in one statement: both requests would take the same head as their own. */
@@ -467,6 +474,7 @@ function claimOf(lane: Lane, row: ClaimRow | undefined): Claim {
       url: row.url ?? '',
       token: row.token,
       authentication: row.authentication,
+      traceparent: row.traceparent,
     },
   };
 }

@@ -145,7 +145,7 @@ export class FeedConsumer implements OnApplicationBootstrap, OnModuleDestroy {
 
   /** The record's event when a stream showed it; a record that is not a task event is skipped (logged). */
   private feedEvent(message: KafkaMessage): FeedEvent[] {
-    const value = parseRecord(message.value);
+    const value = parseRecord(message.value, headerText(message.headers?.['traceparent']));
     if (value === undefined) {
       this.logger.warn(`skipped a record that is not a task event (offset ${message.offset})`);
       return [];
@@ -159,11 +159,21 @@ export class FeedConsumer implements OnApplicationBootstrap, OnModuleDestroy {
   }
 }
 
+/** A record header's text (kafkajs hands headers over as buffers). */
+function headerText(header: Buffer | string | (Buffer | string)[] | undefined): string | null {
+  const first = Array.isArray(header) ? header[0] : header;
+  return first === undefined ? null : first.toString();
+}
+
 /**
- * The deliverable event of a feed record: `[]` for a record with nothing to deliver (no streamResponse),
- * undefined for a value that is not a task-event record of schema version 1.
+ * The deliverable event of a feed record (with the `traceparent` header of the record, if any): `[]` for a
+ * record with nothing to deliver (no streamResponse), undefined for a value that is not a task-event record
+ * of schema version 1.
  */
-export function parseRecord(value: Buffer | null): FeedEvent[] | undefined {
+export function parseRecord(
+  value: Buffer | null,
+  traceparent: string | null = null,
+): FeedEvent[] | undefined {
   let record: unknown;
   try {
     record = value ? JSON.parse(value.toString('utf8')) : undefined;
@@ -200,6 +210,7 @@ export function parseRecord(value: Buffer | null): FeedEvent[] | undefined {
       generation: r['generation'],
       eventId: r['eventId'],
       body: JSON.stringify(response),
+      traceparent,
     },
   ];
 }

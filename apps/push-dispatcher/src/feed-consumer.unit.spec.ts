@@ -24,8 +24,14 @@ describe('parseRecord', () => {
         generation: 3,
         eventId: '0190f3d6-7f00-7000-8000-000000000001',
         body: '{"statusUpdate":{"taskId":"t1","status":{"state":"TASK_STATE_WORKING"}}}',
+        traceparent: null,
       },
     ]);
+  });
+
+  it('keeps the trace context of the record (its traceparent header) for the delivery', () => {
+    const traceparent = '00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01';
+    expect(parseRecord(record(), traceparent)).toMatchObject([{ traceparent }]);
   });
 
   it('has nothing to deliver for an event no stream shows', () => {

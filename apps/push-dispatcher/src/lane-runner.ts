@@ -12,6 +12,7 @@ import {
 import { Worker } from 'bullmq';
 import type { Redis } from 'ioredis';
 import { Batcher, type BatchLimits } from './batcher';
+import { inDeliverSpan } from './deliver-span';
 import {
   DeliveryStore,
   laneKey,
@@ -48,13 +49,20 @@ const HOST_BUSY_DELAY_MS = 100;
  */
 const STATEMENTS: BatchLimits = { maxBatch: 200, maxInFlight: 2 };
 
-/** The headers of a delivery (docs/push.md): the signature and content headers are the sender's. */
-export function deliveryHeaders(delivery: ClaimedDelivery): Record<string, string> {
+/**
+ * The headers of a delivery (docs/push.md): the signature and content headers are the sender's;
+ * `traceparent`, the W3C trace context of the event (or of the delivery's span), when there is one.
+ */
+export function deliveryHeaders(
+  delivery: ClaimedDelivery,
+  traceparent = delivery.traceparent,
+): Record<string, string> {
   const headers: Record<string, string> = {
     'X-A2A-Delivery-Id': delivery.deliveryId,
     'X-A2A-Task-Id': delivery.lane.taskId,
     'X-A2A-Generation': String(delivery.generation),
     'User-Agent': 'a2a-platform-push/1',
+    ...(traceparent ? { traceparent } : {}),
   };
   const auth = delivery.authentication;
   if (auth) {
@@ -193,17 +201,19 @@ export class LaneRunner implements OnApplicationBootstrap, OnModuleDestroy {
         }
         let result: DeliveryResult;
         try {
-          result = await this.sender.send({
-            tenant: lane.tenantId,
-            url: delivery.url,
-            body: Buffer.from(delivery.body, 'utf8'),
-            headers: deliveryHeaders(delivery),
-            signed: {
-              deliveryId: delivery.deliveryId,
-              taskId: lane.taskId,
-              generation: delivery.generation,
-            },
-          });
+          result = await inDeliverSpan(delivery, (traceparent) =>
+            this.sender.send({
+              tenant: lane.tenantId,
+              url: delivery.url,
+              body: Buffer.from(delivery.body, 'utf8'),
+              headers: deliveryHeaders(delivery, traceparent),
+              signed: {
+                deliveryId: delivery.deliveryId,
+                taskId: lane.taskId,
+                generation: delivery.generation,
+              },
+            }),
+          );
         } finally {
           release();
         }

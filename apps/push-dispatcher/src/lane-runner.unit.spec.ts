@@ -17,6 +17,7 @@ function delivery(generation: number): ClaimedDelivery {
     url: 'https://hooks.example/',
     token: null,
     authentication: null,
+    traceparent: null,
   };
 }
 

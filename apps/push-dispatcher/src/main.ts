@@ -1,6 +1,6 @@
 import { ingressSchema, loadConfig, observabilitySchema } from '@lib/config';
 import { migrate, whenDatabaseReachable } from '@lib/event-store';
-import { closeOnSignal, exitOnFatalError, OpsServer, ReadinessProbe } from '@lib/observability';
+import { closeOnSignal, OpsServer, ReadinessProbe, startObservability } from '@lib/observability';
 import { loadSigningKey } from '@lib/signing';
 import { Logger } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
@@ -24,7 +24,7 @@ async function bootstrap(): Promise<void> {
   const ops = await OpsServer.start(observability);
   await whenDatabaseReachable(
     () => migrate(config.POSTGRES_URL),
-    (message) => console.warn(message),
+    (message) => new Logger('PushDispatcher').warn(message),
   );
   // No HTTP server: operators list and redrive deliveries through the admin API.
   const app = await NestFactory.createApplicationContext(
@@ -37,8 +37,8 @@ async function bootstrap(): Promise<void> {
   logger.log(`push dispatcher ready; ops endpoints on ${ops.url} (/livez, /readyz, /metrics)`);
 }
 
-exitOnFatalError('PushDispatcher');
+startObservability('push-dispatcher');
 bootstrap().catch((error: unknown) => {
-  console.error(error);
+  new Logger('PushDispatcher').fatal(error);
   process.exit(1);
 });

@@ -6,7 +6,7 @@ import {
   type PushDispatcherConfig,
 } from '@lib/config';
 import { createPool } from '@lib/event-store';
-import { OpsModule } from '@lib/observability';
+import { ObservabilityModule, OpsModule } from '@lib/observability';
 import { PushAllowlist, WebhookSender } from '@lib/push';
 import type { SigningKey } from '@lib/signing';
 import {
@@ -58,7 +58,7 @@ export class PushDispatcherModule {
   ): DynamicModule {
     return {
       module: PushDispatcherModule,
-      imports: [OpsModule, ...imports],
+      imports: [OpsModule, ObservabilityModule, ...imports],
       providers: [
         { provide: PUSH_CONFIG, useValue: config },
         {

@@ -51,20 +51,30 @@ async function newLane(configId = 'hook'): Promise<Lane> {
   return lane;
 }
 
-/** Events `from`, `from` + 1, … of the lane's task, `count` of them. */
-function eventsOf(lane: Lane, count: number, from = 1): FeedEvent[] {
+/** Events `from`, `from` + 1, … of the lane's task, `count` of them, in the trace `traceparent` names. */
+function eventsOf(
+  lane: Lane,
+  count: number,
+  from = 1,
+  traceparent: string | null = null,
+): FeedEvent[] {
   return Array.from({ length: count }, (_, k) => ({
     tenantId: lane.tenantId,
     taskId: lane.taskId,
     generation: from + k,
     eventId: randomUUID(),
     body: JSON.stringify({ statusUpdate: { taskId: lane.taskId, generation: from + k } }),
+    traceparent,
   }));
 }
 
 /** Derives the deliveries of the lane's task's events 1..`generations`; their ids in generation order. */
-async function deliveriesOf(lane: Lane, generations: number): Promise<string[]> {
-  const events = eventsOf(lane, generations);
+async function deliveriesOf(
+  lane: Lane,
+  generations: number,
+  traceparent: string | null = null,
+): Promise<string[]> {
+  const events = eventsOf(lane, generations, 1, traceparent);
   expect(await store.derive(events)).toHaveLength(generations);
   return events.map((event) => deliveryId(event.eventId, lane.configId));
 }
@@ -203,9 +213,10 @@ describe('DeliveryStore.derive', () => {
 });
 
 describe('DeliveryStore.claimHeads', () => {
-  it('claims the head of each lane in one call, answering in the requests order, with the webhook', async () => {
+  it('claims the head of each lane in one call, answering in the requests order, with the webhook and the trace', async () => {
     const [a, b, idle] = [await newLane(), await newLane(), await newLane()];
-    const aIds = await deliveriesOf(a, 3);
+    const traceparent = '00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01';
+    const aIds = await deliveriesOf(a, 3, traceparent);
     const bIds = await deliveriesOf(b, 2);
 
     const claims = await store.claimHeads([b, idle, a], CLAIM_MS);
@@ -227,7 +238,9 @@ describe('DeliveryStore.claimHeads', () => {
       url: `https://hooks.example/${a.taskId}`,
       token: 'tok',
       authentication: { scheme: 'Bearer', credentials: 'secret' },
+      traceparent,
     });
+    expect(claimed(fromB).traceparent).toBeNull();
     expect(await rowOf(aIds[0] ?? '')).toMatchObject({ state: 'sending', attempts: 1 });
     expect(await rowOf(aIds[1] ?? '')).toMatchObject({ state: 'pending', attempts: 0 });
   });

@@ -1,6 +1,6 @@
 import { loadConfig, postgresSchema, relaySchema, type RelayConfig } from '@lib/config';
 import { createPool } from '@lib/event-store';
-import { OpsModule } from '@lib/observability';
+import { ObservabilityModule, OpsModule } from '@lib/observability';
 import {
   Inject,
   Logger,
@@ -33,7 +33,7 @@ export class RelayModule {
   static forRoot(config: RelayConfig): DynamicModule {
     return {
       module: RelayModule,
-      imports: [OpsModule],
+      imports: [OpsModule, ObservabilityModule],
       providers: [
         { provide: RELAY_CONFIG, useValue: config },
         {

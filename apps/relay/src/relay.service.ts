@@ -10,6 +10,7 @@ import {
 } from '@nestjs/common';
 import { Client, type Pool } from 'pg';
 import { loadCheckpoint, readCommittedLog, saveCheckpoint, type LogCursor } from './log-reader';
+import { inPublishSpan } from './publish-span';
 import { TaskEventPublisher } from './task-event-publisher';
 import { toTaskEventRecord } from './task-event-record';
 import { RELAY_CONFIG, RELAY_PG_POOL } from './tokens';
@@ -165,7 +166,10 @@ export class RelayService implements OnApplicationBootstrap, BeforeApplicationSh
       return cursor;
     }
     metrics.relayLag.set(Math.max(0, Date.now() - Date.parse(first.recordedAt)) / 1_000);
-    await this.publisher.publish(this.config.TASK_EVENTS_TOPIC, rows.map(toTaskEventRecord));
+    const topic = this.config.TASK_EVENTS_TOPIC;
+    await inPublishSpan(topic, rows, () =>
+      this.publisher.publish(topic, rows.map(toTaskEventRecord)),
+    );
     const next = { transactionId: last.transactionId, position: last.globalPosition };
     await saveCheckpoint(leader, this.config.RELAY_NAME, next);
     this.published += rows.length;

@@ -3,9 +3,9 @@ import { createPool, migrate, whenDatabaseReachable } from '@lib/event-store';
 import {
   closeOnSignal,
   drainHttpApp,
-  exitOnFatalError,
   OpsServer,
   ReadinessProbe,
+  startObservability,
 } from '@lib/observability';
 import { Logger } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
@@ -56,8 +56,8 @@ async function bootstrap(): Promise<void> {
   });
 }
 
-exitOnFatalError('Standalone');
+startObservability('standalone');
 bootstrap().catch((error: unknown) => {
-  console.error(error);
+  new Logger('Standalone').fatal(error);
   process.exit(1);
 });

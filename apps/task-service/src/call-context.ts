@@ -1,7 +1,10 @@
 import type { A2aJsonRpcMethod } from '@lib/a2a-protocol';
 import { callEntry, type AuditEntry } from '@lib/audit';
 import type { EventMetadata } from '@lib/event-store';
+import { activeTraceparent, ATTRIBUTES, inSpan, SPANS } from '@lib/observability';
 import { taskIdOf, type CallContext, type TaskRef } from '@lib/tenancy';
+import { SpanKind, type Context } from '@opentelemetry/api';
+import { ATTR_RPC_METHOD, ATTR_RPC_SYSTEM_NAME } from '@opentelemetry/semantic-conventions';
 
 export type { CallContext };
 
@@ -40,4 +43,39 @@ export function callAudit(ctx: CallContext, method: A2aJsonRpcMethod, task: Task
 export interface Versioned<T> {
   result: T;
   version?: number;
+}
+
+/**
+ * Runs a caller's operation in its span, `task-service <Method>`: a child of the ingress's call span, across
+ * the gRPC hop (`remote`, from the call's metadata) or in this process (the active span). `work` gets the
+ * call context with the span's `traceparent`, so the events the operation appends name it.
+ */
+export function inCommandSpan<T>(
+  method: A2aJsonRpcMethod,
+  ctx: CallContext,
+  remote: Context | undefined,
+  work: (ctx: CallContext) => Promise<T>,
+): Promise<T> {
+  const attributes = {
+    [ATTRIBUTES.method]: method,
+    [ATTRIBUTES.tenant]: ctx.tenantId,
+    [ATTRIBUTES.agent]: ctx.agentId,
+    [ATTRIBUTES.requestId]: ctx.requestId,
+    ...(remote
+      ? {
+          [ATTR_RPC_SYSTEM_NAME]: 'grpc',
+          [ATTR_RPC_METHOD]: `platform.task.v1.TaskCommandService/${method}`,
+        }
+      : {}),
+  };
+  const kind = remote ? SpanKind.SERVER : SpanKind.INTERNAL;
+  return inSpan(
+    SPANS.taskService(method),
+    { kind, attributes },
+    () => {
+      const traceparent = activeTraceparent();
+      return work(traceparent ? { ...ctx, traceparent } : ctx);
+    },
+    remote,
+  );
 }

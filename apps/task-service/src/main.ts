@@ -1,6 +1,6 @@
 import { loadConfig, observabilitySchema } from '@lib/config';
 import { migrate, whenDatabaseReachable } from '@lib/event-store';
-import { closeOnSignal, exitOnFatalError, OpsServer, ReadinessProbe } from '@lib/observability';
+import { closeOnSignal, OpsServer, ReadinessProbe, startObservability } from '@lib/observability';
 import { Logger } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import 'reflect-metadata';
@@ -13,7 +13,7 @@ async function bootstrap(): Promise<void> {
   const ops = await OpsServer.start(observability);
   await whenDatabaseReachable(
     () => migrate(config.POSTGRES_URL),
-    (message) => console.warn(message),
+    (message) => new Logger('TaskService').warn(message),
   );
   const app = await NestFactory.createApplicationContext(TaskServiceModule.forRoot(config));
   await app.init();
@@ -22,8 +22,8 @@ async function bootstrap(): Promise<void> {
   logger.log(`task-service ready; ops endpoints on ${ops.url} (/livez, /readyz, /metrics)`);
 }
 
-exitOnFatalError('TaskService');
+startObservability('task-service');
 bootstrap().catch((error: unknown) => {
-  console.error(error);
+  new Logger('TaskService').fatal(error);
   process.exit(1);
 });

@@ -1,6 +1,6 @@
 import { loadConfig, postgresSchema, taskServiceSchema, type TaskServiceConfig } from '@lib/config';
 import { createPool } from '@lib/event-store';
-import { OpsModule } from '@lib/observability';
+import { ObservabilityModule, OpsModule } from '@lib/observability';
 import { ConfigChanges } from '@lib/tenancy';
 import {
   Inject,
@@ -53,7 +53,7 @@ export class TaskServiceModule {
   static forRoot(config: TaskServiceConfig): DynamicModule {
     return {
       module: TaskServiceModule,
-      imports: [OpsModule],
+      imports: [OpsModule, ObservabilityModule],
       providers: [
         { provide: TASK_SERVICE_CONFIG, useValue: config },
         {

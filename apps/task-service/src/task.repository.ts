@@ -81,6 +81,22 @@ export class TaskRepository {
     }
   }
 
+  /**
+   * The trace context of the task's latest message (its `TaskSubmitted` or `UserMessageAppended`): the
+   * request the task's queued work is for. Dispatch continues that trace.
+   */
+  async requestTrace(task: TaskRef, within?: PoolClient): Promise<string | undefined> {
+    const result = await (within ?? this.pool).query<{ traceparent: string | null }>({
+      name: 'task-repository.request-trace',
+      text: `SELECT metadata ->> 'traceparent' AS traceparent FROM events.messages
+              WHERE tenant_id = $1 AND stream_id = $2
+                AND event_type IN ('TaskSubmitted', 'UserMessageAppended')
+              ORDER BY stream_version DESC LIMIT 1`,
+      values: [task.tenantId, streamIdOf(task)],
+    });
+    return result.rows[0]?.traceparent ?? undefined;
+  }
+
   /** Same as {@link execute} inside the caller's transaction (no retry: the caller owns it). */
   async executeIn(
     client: PoolClient,

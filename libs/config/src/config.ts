@@ -257,20 +257,51 @@ export const observabilitySchema = z.object({
 });
 
 /**
+ * `key=value` pairs separated by commas, values percent-encoded (the OpenTelemetry environment format of
+ * OTEL_EXPORTER_OTLP_HEADERS and OTEL_RESOURCE_ATTRIBUTES), as a record. Empty entries are skipped.
+ */
+const keyValueList = z
+  .string()
+  .default('')
+  .transform((list, ctx) => {
+    const pairs: Record<string, string> = {};
+    for (const entry of list.split(',')) {
+      if (entry.trim() === '') {
+        continue;
+      }
+      const at = entry.indexOf('=');
+      const key = at > 0 ? entry.slice(0, at).trim() : '';
+      let value: string;
+      try {
+        value = decodeURIComponent(entry.slice(at + 1).trim());
+      } catch {
+        value = '';
+        ctx.addIssue({ code: z.ZodIssueCode.custom, message: `bad percent-encoding in ${key}` });
+      }
+      if (key === '') {
+        ctx.addIssue({ code: z.ZodIssueCode.custom, message: 'must be key=value pairs' });
+      }
+      pairs[key] = value;
+    }
+    return pairs;
+  });
+
+/**
  * Tracing with OpenTelemetry, by the standard variables; off unless an OTLP endpoint is set (and
  * OTEL_SDK_DISABLED is not `true`).
  */
 export const tracingSchema = z.object({
   OTEL_SDK_DISABLED: bool.default('false'),
+  /** Default: `a2a-<app>` (`a2a-ingress`, `a2a-task-service`, `a2a-standalone`, `a2a-agents`, …). */
   OTEL_SERVICE_NAME: z.string().min(1).optional(),
   /** Base URL of an OTLP/HTTP receiver; traces go to `<base>/v1/traces`. */
   OTEL_EXPORTER_OTLP_ENDPOINT: z.string().url().optional(),
   /** The full traces URL; wins over OTEL_EXPORTER_OTLP_ENDPOINT. */
   OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: z.string().url().optional(),
   /** `key=value` pairs separated by commas, sent with every export (e.g. an API key of the backend). */
-  OTEL_EXPORTER_OTLP_HEADERS: z.string().optional(),
+  OTEL_EXPORTER_OTLP_HEADERS: keyValueList,
   /** `key=value` pairs separated by commas, added to the resource. */
-  OTEL_RESOURCE_ATTRIBUTES: z.string().optional(),
+  OTEL_RESOURCE_ATTRIBUTES: keyValueList,
   /** Fraction of new traces sampled (parent-based: a sampled caller's trace is always continued). */
   OTEL_TRACES_SAMPLER_ARG: z.coerce.number().min(0).max(1).default(1),
 });

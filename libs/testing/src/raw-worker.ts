@@ -143,7 +143,7 @@ export class RawWorker {
     updateId: string,
     update: workerPb.ExecutionUpdate,
   ): Promise<number> {
-    return this.publish({ taskId, leaseEpoch, updateId, updates: [], ...update });
+    return this.publish({ taskId, leaseEpoch, updateId, traceparent: '', updates: [], ...update });
   }
 
   /** Several updates in one request, applied as one change (all or none). */
@@ -153,7 +153,7 @@ export class RawWorker {
     updates: workerPb.ExecutionUpdate[],
     updateId = '',
   ): Promise<number> {
-    return this.publish({ taskId, leaseEpoch, updateId, updates });
+    return this.publish({ taskId, leaseEpoch, updateId, traceparent: '', updates });
   }
 
   /** Sends requests on the session (`SessionUpdates`); resolves with the outcomes of `updates_applied`. */

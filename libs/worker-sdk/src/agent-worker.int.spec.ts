@@ -141,6 +141,7 @@ class FakePlatform {
         message: a2aPb.Message.fromJSON({ messageId: 'u1', role: 'ROLE_USER', parts: [{ text }] }),
         attempt: 1,
         mayReply: false,
+        traceparent: '',
       },
     });
   }

@@ -3,6 +3,7 @@ import type { workerPb } from '@lib/a2a-protocol';
 import { hostname } from 'node:os';
 import type { AgentExecutor } from './agent-executor';
 import { backoffDelayMs, pause } from './backoff';
+import type { WorkerAgent } from './execution-span';
 import { TaskExecution } from './task-execution';
 import { WorkerChannel, type SessionEnd, type WorkerSession } from './worker-channel';
 import { consoleWorkerLogger, type WorkerLogger } from './worker-logger';
@@ -79,6 +80,8 @@ export class AgentWorker {
   private ticker: NodeJS.Timeout | undefined;
   private tickEveryMs = 0;
   private leaseTtlMs = 0;
+  /** The agent the platform's welcome named (the worker's credential is bound to it). */
+  private agent: WorkerAgent = { tenantId: '', agentId: '' };
   private everWelcomed = false;
   private running: Promise<void> | undefined;
   private draining: Promise<void> | undefined;
@@ -282,6 +285,7 @@ export class AgentWorker {
     this.channel.workerId = welcome.workerId;
     // Zero means the platform left the field unset (proto3); fall back to its documented defaults.
     this.leaseTtlMs = welcome.leaseTtlMs || 10_000;
+    this.agent = { tenantId: welcome.tenantId, agentId: welcome.agentId };
     const heartbeatIntervalMs = welcome.heartbeatIntervalMs || 2_000;
     this.logger.info(this.everWelcomed ? 'reconnected' : 'connected', {
       target: this.options.target,
@@ -355,6 +359,7 @@ export class AgentWorker {
       sender: this.channel,
       logger: this.logger,
       leaseTtlMs: this.leaseTtlMs,
+      agent: this.agent,
     });
     const settled = execution
       .run()

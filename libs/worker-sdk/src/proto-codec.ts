@@ -5,19 +5,20 @@ import type { ExecutionUpdate } from './agent-executor';
 
 /**
  * Updates produced together as one `PublishUpdate` request: a single update in the request's own `update`
- * field, several in `updates` (applied in order, as one change).
+ * field, several in `updates` (applied in order, as one change); in the trace `traceparent` names.
  */
 export function toPublishUpdateRequest(
   taskId: string,
   leaseEpoch: number,
   updates: readonly ExecutionUpdate[],
   updateId: string,
+  traceparent = '',
 ): workerPb.PublishUpdateRequest {
   const [only] = updates;
   if (updates.length === 1 && only) {
-    return { taskId, leaseEpoch, updateId, updates: [], ...toWireUpdate(only) };
+    return { taskId, leaseEpoch, updateId, traceparent, updates: [], ...toWireUpdate(only) };
   }
-  return { taskId, leaseEpoch, updateId, updates: updates.map(toWireUpdate) };
+  return { taskId, leaseEpoch, updateId, traceparent, updates: updates.map(toWireUpdate) };
 }
 
 function toWireUpdate(update: ExecutionUpdate): workerPb.ExecutionUpdate {

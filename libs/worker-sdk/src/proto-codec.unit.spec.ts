@@ -33,6 +33,7 @@ function assignment(overrides: Partial<workerPb.Assignment> = {}): workerPb.Assi
     message: a2aPb.Message.fromJSON(answer),
     attempt: 1,
     mayReply: false,
+    traceparent: '',
     ...overrides,
   };
 }

@@ -18,6 +18,7 @@ import {
   type Published,
   type StopCause,
 } from './execution-outcome';
+import { executionFailed, inExecutionSpan, type WorkerAgent } from './execution-span';
 import { taskOf, toPublishUpdateRequest, userMessageOf } from './proto-codec';
 import { classifyUpdateFailure } from './update-failure';
 import type { UpdateSender } from './worker-channel';
@@ -42,6 +43,8 @@ export interface TaskExecutionDeps {
   readonly logger: WorkerLogger;
   /** The lease time-to-live the platform announced; the lease is presumed lost this long after a renewal. */
   readonly leaseTtlMs: number;
+  /** The agent the worker serves (names the assignment's span). */
+  readonly agent: WorkerAgent;
   readonly backoff?: BackoffPolicy;
   readonly now?: () => number;
 }
@@ -74,6 +77,8 @@ export class TaskExecution {
   private readonly now: () => number;
   private readonly backoff: BackoffPolicy;
   private readonly bus: ExecutionEventBus;
+  /** The trace the assignment's updates are published in (`traceparent`; empty when there is none). */
+  private traceparent = '';
 
   constructor(
     private readonly assignment: workerPb.Assignment,
@@ -138,18 +143,22 @@ export class TaskExecution {
     this.stop('shutdown', new WorkerError('WORKER_SHUTDOWN', 'the worker is shutting down'));
   }
 
-  /** Runs the assignment to its end; never rejects. */
-  async run(): Promise<void> {
-    const outcome = await this.execute();
-    await this.cancelling;
-    while (this.flushing) {
-      await this.flushing;
-    }
-    const action = finalActionFor(outcome, this.lastState, this.stopCause);
-    if (outcome.kind === 'threw' && action.kind === 'fail') {
-      this.logFailure(outcome.error);
-    }
-    await this.perform(action);
+  /** Runs the assignment to its end, in its span; never rejects. */
+  run(): Promise<void> {
+    return inExecutionSpan(this.assignment, this.deps.agent, async (span, traceparent) => {
+      this.traceparent = traceparent;
+      const outcome = await this.execute();
+      await this.cancelling;
+      while (this.flushing) {
+        await this.flushing;
+      }
+      const action = finalActionFor(outcome, this.lastState, this.stopCause);
+      if (outcome.kind === 'threw' && action.kind === 'fail') {
+        executionFailed(span, outcome.error);
+        this.logFailure(outcome.error);
+      }
+      await this.perform(action);
+    });
   }
 
   private async execute(): Promise<ExecuteOutcome> {
@@ -281,7 +290,13 @@ export class TaskExecution {
 
   private async deliver(updates: ExecutionUpdate[]): Promise<void> {
     // One id for every retry of these updates: the platform applies them at most once.
-    const request = toPublishUpdateRequest(this.taskId, this.leaseEpoch, updates, randomUUID());
+    const request = toPublishUpdateRequest(
+      this.taskId,
+      this.leaseEpoch,
+      updates,
+      randomUUID(),
+      this.traceparent,
+    );
     for (let attempt = 0; ; attempt++) {
       this.assertPublishable(this.lastState);
       const remaining = this.leaseDeadline - this.now();

@@ -19,6 +19,7 @@ const assignment: workerPb.Assignment = {
   message: a2aPb.Message.fromJSON({ messageId: 'u', role: 'ROLE_USER', parts: [{ text: 'hi' }] }),
   attempt: 1,
   mayReply: false,
+  traceparent: '',
 };
 
 const failure = (code: GrpcStatus, reason?: string): SendResult => ({
@@ -78,6 +79,7 @@ function executionOf(
       sender,
       logger: silent,
       leaseTtlMs: 10_000,
+      agent: { tenantId: 'demo', agentId: 'echo' },
       backoff: fast,
       ...(options.now ? { now: options.now } : {}),
     },

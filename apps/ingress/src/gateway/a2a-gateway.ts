@@ -16,6 +16,7 @@ import {
 import { authorizeOperation, CLIENT_SCOPES } from '@lib/authz';
 import type { IngressConfig } from '@lib/config';
 import { isTransientDatabaseError } from '@lib/event-store';
+import { activeTraceparent, currentLogContext } from '@lib/observability';
 import { principalIdOf, taskIdOf, type AgentRef, type CallContext } from '@lib/tenancy';
 import { Inject, Injectable, type Logger } from '@nestjs/common';
 import { randomUUID } from 'node:crypto';
@@ -43,6 +44,7 @@ import {
 import { INGRESS_CONFIG } from '../tokens';
 import { negotiateVersion } from '../version';
 import { agentRefOf, parseRoutingTenant, routingTenant, type AgentRoute } from './agent-route';
+import { noteFailure, noteRoute, noteTaskOf } from './inbound-call';
 
 /** The three standard bindings (spec digest §7, §8, §8b). */
 export type A2aBinding = 'JSONRPC' | 'HTTP+JSON' | 'GRPC';
@@ -107,10 +109,8 @@ export function databaseUnavailable(): A2aError {
  * once, for every binding.
  */
 export function reportedError(thrown: unknown, logger: Logger): A2aError {
-  if (isTransientDatabaseError(thrown)) {
-    return databaseUnavailable();
-  }
-  const error = asA2aError(thrown);
+  const error = isTransientDatabaseError(thrown) ? databaseUnavailable() : asA2aError(thrown);
+  noteFailure(error);
   if (error.reason === 'INTERNAL') {
     logger.error(thrown instanceof Error ? (thrown.stack ?? thrown.message) : String(thrown));
   }
@@ -154,6 +154,7 @@ export class A2aGateway {
     if (!ref) {
       throw new A2aError('METHOD_NOT_FOUND', 'no agent is hosted at this path');
     }
+    noteRoute(ref);
     try {
       return await this.openFor(ref, request);
     } catch (error) {
@@ -202,14 +203,16 @@ export class A2aGateway {
       );
     }
     const activatedExtensions = requested.filter((uri) => declared.some((e) => e.uri === uri));
+    // The call's own span when this process traces it (the task-service and the events continue it).
+    const traceparent = activeTraceparent() ?? request.traceparent;
     return {
       ctx: {
         ...ref,
         ...identity,
         binding: request.binding,
         protocolVersion,
-        requestId: randomUUID(),
-        ...(request.traceparent ? { traceparent: request.traceparent } : {}),
+        requestId: currentLogContext()?.requestId ?? randomUUID(),
+        ...(traceparent ? { traceparent } : {}),
         ...(request.sourceAddress ? { sourceAddress: request.sourceAddress } : {}),
       },
       agent,
@@ -238,6 +241,7 @@ export class A2aGateway {
       authorizeOperation(session.ctx, method);
       await this.quotas.admitNewTask(session.agent, method, params);
       const result = await this.dispatch(session, method, params);
+      noteTaskOf(result);
       await this.audit.operation(session.ctx, method, params, { result });
       return result;
     } catch (error) {
@@ -293,6 +297,7 @@ export class A2aGateway {
       await this.quotas.admitNewTask(session.agent, method, params);
       const opened = await this.openStream(session, method, params, lastEventIdHeader);
       const first = opened.first?.response;
+      noteTaskOf(first);
       await this.audit.operation(session.ctx, method, params, { result: first });
       return opened;
     } catch (error) {

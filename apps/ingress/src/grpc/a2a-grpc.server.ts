@@ -13,8 +13,10 @@ import {
   GRPC_STATUS_DETAILS_KEY,
   toGrpcStatus,
   type A2aError,
+  type A2aJsonRpcMethod,
 } from '@lib/a2a-protocol';
 import type { IngressConfig } from '@lib/config';
+import { currentLogContext } from '@lib/observability';
 import {
   Inject,
   Injectable,
@@ -34,6 +36,12 @@ import {
   type UnaryMethod,
 } from '../gateway/a2a-gateway';
 import { observeCall } from '../gateway/call-metrics';
+import {
+  handleInbound,
+  REQUEST_ID_HEADER,
+  requestIdOf,
+  type InboundCall,
+} from '../gateway/inbound-call';
 import type { TaskSubscription } from '../streaming/task-event-feed';
 import { INGRESS_CONFIG } from '../tokens';
 import {
@@ -119,9 +127,14 @@ export class A2aGrpcServer implements OnApplicationBootstrap, OnApplicationShutd
         return [
           key,
           isStreamingMethod(method)
-            ? (call: StreamCall) => void this.serverStreaming(key, method, call)
+            ? (call: StreamCall) =>
+                void handleInbound(inboundCall(method, call.metadata), (answered) =>
+                  this.serverStreaming(key, method, call).finally(() => answered()),
+                )
             : (call: UnaryCall, callback: sendUnaryData<unknown>) =>
-                void this.unary(key, method, call, callback),
+                void handleInbound(inboundCall(method, call.metadata), (answered) =>
+                  this.unary(key, method, call, callback).finally(() => answered()),
+                ),
         ];
       }),
     );
@@ -139,13 +152,13 @@ export class A2aGrpcServer implements OnApplicationBootstrap, OnApplicationShutd
       const session = await this.gateway.open(
         inboundRequest(call.metadata, params, call.getPeer()),
       );
-      sendExtensions(call, session);
+      sendInitialMetadata(call, session);
       const result = await this.gateway.call(session, method, params);
       callback(null, responseMessage(key, result ?? {}));
       observeCall('GRPC', method, started);
     } catch (thrown) {
       const error = reportedError(thrown, this.logger);
-      callback(grpcStatus(error));
+      callback(grpcStatus(error, currentLogContext()?.requestId));
       observeCall('GRPC', method, started, error);
     }
   }
@@ -165,7 +178,7 @@ export class A2aGrpcServer implements OnApplicationBootstrap, OnApplicationShutd
       const session = await this.gateway.open(
         inboundRequest(call.metadata, params, call.getPeer()),
       );
-      sendExtensions(call, session);
+      sendInitialMetadata(call, session);
       const stream = await this.gateway.stream(
         session,
         method,
@@ -192,7 +205,7 @@ export class A2aGrpcServer implements OnApplicationBootstrap, OnApplicationShutd
         observeCall('GRPC', method, started, error);
       }
       if (!call.cancelled) {
-        call.emit('error', grpcStatus(error));
+        call.emit('error', grpcStatus(error, currentLogContext()?.requestId));
       }
     } finally {
       call.off('cancelled', cancelled);
@@ -204,12 +217,28 @@ export class A2aGrpcServer implements OnApplicationBootstrap, OnApplicationShutd
   }
 }
 
-/** The status of an A2A error (digest §9.1 v1.0.1 codes) with its binary `google.rpc.Status` trailer. */
-function grpcStatus(error: A2aError): Partial<StatusObject> {
+/**
+ * The status of an A2A error (digest §9.1 v1.0.1 codes) with its binary `google.rpc.Status` trailer and the
+ * call's request id.
+ */
+function grpcStatus(error: A2aError, requestId: string | undefined): Partial<StatusObject> {
   const status = toGrpcStatus(error);
   const metadata = new Metadata();
   metadata.set(GRPC_STATUS_DETAILS_KEY, encodeGrpcStatus(status));
+  if (requestId) {
+    metadata.set(REQUEST_ID_HEADER, requestId);
+  }
   return { code: status.code, details: status.message, metadata };
+}
+
+/** What a call says before its request is read: its method, request id and trace context. */
+function inboundCall(method: A2aJsonRpcMethod, metadata: Metadata): InboundCall {
+  return {
+    binding: 'GRPC',
+    method,
+    requestId: requestIdOf(firstValue(metadata, REQUEST_ID_HEADER)),
+    traceparent: firstValue(metadata, 'traceparent'),
+  };
 }
 
 function paramsOf(message: InboundMessage): { [field: string]: unknown } {
@@ -248,14 +277,18 @@ function firstValue(metadata: Metadata, key: string): string | undefined {
   return typeof value === 'string' ? value : undefined;
 }
 
-/** `a2a-extensions` in the initial metadata, listing the activated extensions (digest §10.2). */
-function sendExtensions(
+/**
+ * The initial metadata: the request id, and `a2a-extensions` listing the activated extensions when there
+ * are any (digest §10.2).
+ */
+function sendInitialMetadata(
   call: { sendMetadata(metadata: Metadata): void },
   session: A2aSession,
 ): void {
+  const metadata = new Metadata();
+  metadata.set(REQUEST_ID_HEADER, session.ctx.requestId);
   if (session.activatedExtensions.length > 0) {
-    const metadata = new Metadata();
     metadata.set('a2a-extensions', session.activatedExtensions.join(', '));
-    call.sendMetadata(metadata);
   }
+  call.sendMetadata(metadata);
 }

@@ -20,6 +20,7 @@ import {
 } from '../gateway/a2a-gateway';
 import type { AgentRoute } from '../gateway/agent-route';
 import { observeCall } from '../gateway/call-metrics';
+import { noteMethod } from '../gateway/inbound-call';
 import { readBody } from '../http/read-body';
 import {
   errorHeaders,
@@ -69,6 +70,9 @@ export class JsonRpcController {
       const rpc = parseJsonRpcRequest(body);
       id = rpc.id;
       method = rpc.method;
+      if (isA2aMethod(rpc.method)) {
+        noteMethod(rpc.method, 'JSONRPC');
+      }
       session = await this.gateway.open({
         binding: 'JSONRPC',
         route,

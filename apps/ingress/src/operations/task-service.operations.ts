@@ -1,6 +1,7 @@
 import { credentials, status as GrpcStatus, Metadata, type ServiceError } from '@grpc/grpc-js';
 import { A2aError, isErrorReason, taskPb } from '@lib/a2a-protocol';
 import type { IngressConfig } from '@lib/config';
+import { activeTraceparent } from '@lib/observability';
 import type { CallContext } from '@lib/tenancy';
 import { Inject, Injectable, type OnModuleDestroy } from '@nestjs/common';
 import { INGRESS_CONFIG } from '../tokens';
@@ -101,8 +102,14 @@ function invoke(
   request: taskPb.OperationCall,
 ): Promise<taskPb.OperationResult> {
   const deadline = new Date(Date.now() + DEADLINE_MARGIN_MS);
+  // The call's span continues in the task-service (W3C trace context over gRPC metadata).
+  const metadata = new Metadata();
+  const traceparent = activeTraceparent();
+  if (traceparent) {
+    metadata.set('traceparent', traceparent);
+  }
   return new Promise((resolve, reject) => {
-    client[method](request, new Metadata(), { deadline }, (error, result) =>
+    client[method](request, metadata, { deadline }, (error, result) =>
       error ? reject(error) : resolve(result),
     );
   });

@@ -11,6 +11,7 @@ import {
 } from '../gateway/a2a-gateway';
 import type { AgentRoute } from '../gateway/agent-route';
 import { observeCall } from '../gateway/call-metrics';
+import { noteMethod } from '../gateway/inbound-call';
 import { readBody } from '../http/read-body';
 import {
   errorHeaders,
@@ -89,6 +90,7 @@ export class RestController {
       }
       const { route, fields, tenant } = match;
       method = route.rpc;
+      noteMethod(route.rpc, 'HTTP+JSON');
       const query = parseQuery(rawQuery(req));
       const body =
         route.method === 'POST'

@@ -5,6 +5,7 @@ import {
   type TaskStateName,
 } from '@lib/a2a-protocol';
 import type { TaskServiceConfig } from '@lib/config';
+import { noteTask } from '@lib/observability';
 import { decide } from '@lib/task-domain';
 import { Inject, Injectable } from '@nestjs/common';
 import {
@@ -36,6 +37,7 @@ export class CancelTaskHandler {
   async execute(input: unknown, ctx: CallContext): Promise<Versioned<Task>> {
     const request = decodeCancelTaskRequest(input);
     const task = callerTask(ctx, request.id);
+    noteTask(task.taskId);
     await this.views.get(ctx, task.taskId);
     const command = {
       type: 'RequestCancel' as const,

@@ -12,6 +12,7 @@ import {
   type TaskStateName,
 } from '@lib/a2a-protocol';
 import type { TaskServiceConfig } from '@lib/config';
+import { noteTask } from '@lib/observability';
 import {
   decideAll,
   evolve,
@@ -208,6 +209,7 @@ export class SendMessageHandler {
     for (;;) {
       const now = this.clock.now();
       const taskId = taskIdOf(message.taskId ?? this.ids.randomId());
+      noteTask(taskId);
       const first: TaskCommand = message.taskId
         ? { type: 'AppendUserMessage', message, now }
         : {

@@ -1,6 +1,7 @@
 import { a2aPb } from '@lib/a2a-protocol';
 import type { TaskServiceConfig } from '@lib/config';
 import { isTransientDatabaseError, type EventMetadata, type Notice } from '@lib/event-store';
+import { detached, tracingEnabled, underTraceparent } from '@lib/observability';
 import {
   decide,
   lastUserMessage,
@@ -23,6 +24,7 @@ import { TaskRepository } from '../task.repository';
 import { TASK_SERVICE_CONFIG } from '../tokens';
 import { TaskWriter, type WriteOutcome } from '../write/task-writer';
 import { afterRound, openSlots, type ClaimRound } from './claim-round';
+import { dispatchInSpan } from './dispatch-span';
 import { WorkQueue } from './work-queue';
 import { agentKey, type WorkerSession } from './worker-session';
 
@@ -136,7 +138,8 @@ export class Dispatcher implements OnApplicationBootstrap, OnModuleDestroy {
 
   /**
    * The append a reservation was made for is over: when it leased the task to `session`, the assignment goes
-   * out; otherwise (refused, failed, leased elsewhere) the room is given back.
+   * out (in the trace of the active context: the operation that made the append); otherwise (refused,
+   * failed, leased elsewhere) the room is given back.
    */
   granted(session: WorkerSession, outcome: WriteOutcome | null): void {
     session.reserved -= 1;
@@ -262,7 +265,8 @@ export class Dispatcher implements OnApplicationBootstrap, OnModuleDestroy {
       this.again.add(key);
       return;
     }
-    const run = this.claimAll(key)
+    // Claims serve whatever work is queued, not the call or update that happened to kick them.
+    const run = detached(() => this.claimAll(key))
       .then(() => {
         if (this.unreachable > 0) {
           this.logger.log(`dispatching again after ${this.unreachable} failed claim(s)`);
@@ -328,18 +332,24 @@ export class Dispatcher implements OnApplicationBootstrap, OnModuleDestroy {
     }
     const command = this.grantTo(session);
     let outcome: WriteOutcome | null = null;
+    // The grant and the assignment continue the trace of the request the work is for.
+    const trace = tracingEnabled()
+      ? await this.tasks.requestTrace({ tenantId: agent.tenantId, taskId })
+      : undefined;
     try {
-      outcome = await this.writer.write({
-        tenantId: agent.tenantId,
-        taskId,
-        decide: (state) => decide(command, state),
-        metadata: this.grantMetadata(),
-        // The queue says the work waits; a cached state from before it was queued would grant nothing.
-        reread: true,
-      });
+      outcome = await underTraceparent(trace, () =>
+        this.writer.write({
+          tenantId: agent.tenantId,
+          taskId,
+          decide: (state) => decide(command, state),
+          metadata: this.grantMetadata(),
+          // The queue says the work waits; a cached state from before it was queued would grant nothing.
+          reread: true,
+        }),
+      );
       return outcome.kind === 'written';
     } finally {
-      this.granted(session, outcome);
+      underTraceparent(trace, () => this.granted(session, outcome));
     }
   }
 
@@ -374,7 +384,7 @@ export class Dispatcher implements OnApplicationBootstrap, OnModuleDestroy {
           if (!session) {
             break;
           }
-          const grant: Grant = { session, leased: null };
+          const grant: Grant = { session, leased: null, trace: undefined };
           grants.push(grant);
           const command = this.grantTo(session);
           const { after, events } = await this.tasks.executeIn(
@@ -385,6 +395,12 @@ export class Dispatcher implements OnApplicationBootstrap, OnModuleDestroy {
           );
           if (after.status === 'present' && events.some((e) => e.type === 'TaskLeaseGranted')) {
             grant.leased = after;
+            if (tracingEnabled()) {
+              grant.trace = await this.tasks.requestTrace(
+                { tenantId: agent.tenantId, taskId },
+                client,
+              );
+            }
           }
         }
         const leased = grants.filter((g) => g.leased).length;
@@ -393,10 +409,10 @@ export class Dispatcher implements OnApplicationBootstrap, OnModuleDestroy {
       committed = true;
       return round;
     } finally {
-      for (const { session, leased } of grants) {
+      for (const { session, leased, trace } of grants) {
         session.reserved -= 1;
         if (committed && leased) {
-          this.deliver(session, leased);
+          underTraceparent(trace, () => this.deliver(session, leased));
         }
       }
     }
@@ -423,18 +439,21 @@ export class Dispatcher implements OnApplicationBootstrap, OnModuleDestroy {
     session.inflight.set(after.task.id, lease.epoch);
     const message = lastUserMessage(after.task);
     // If the worker is gone by now, the lease simply expires and the sweeper re-dispatches the task.
-    session.send({
-      assignment: {
-        taskId: after.task.id,
-        contextId: after.task.contextId,
-        leaseEpoch: lease.epoch,
-        leaseExpiresAt: lease.expiresAt,
-        task: a2aPb.Task.fromJSON(after.task),
-        message: message ? a2aPb.Message.fromJSON(message) : undefined,
-        attempt: after.attempt,
-        mayReply: after.answer.kind === 'pending',
-      },
-    });
+    dispatchInSpan(session, after, (traceparent) =>
+      session.send({
+        assignment: {
+          taskId: after.task.id,
+          contextId: after.task.contextId,
+          leaseEpoch: lease.epoch,
+          leaseExpiresAt: lease.expiresAt,
+          task: a2aPb.Task.fromJSON(after.task),
+          message: message ? a2aPb.Message.fromJSON(message) : undefined,
+          attempt: after.attempt,
+          mayReply: after.answer.kind === 'pending',
+          traceparent: traceparent ?? '',
+        },
+      }),
+    );
   }
 }
 
@@ -442,6 +461,8 @@ export class Dispatcher implements OnApplicationBootstrap, OnModuleDestroy {
 interface Grant {
   session: WorkerSession;
   leased: PresentTask | null;
+  /** The trace of the request the work is for (tracing on). */
+  trace: string | undefined;
 }
 
 /** An event after which a task is idle ends its lease, if it had one. */

@@ -1,4 +1,4 @@
-import type { sendUnaryData, ServerUnaryCall } from '@grpc/grpc-js';
+import type { Metadata, sendUnaryData, ServerUnaryCall } from '@grpc/grpc-js';
 import {
   A2aError,
   asA2aError,
@@ -6,11 +6,13 @@ import {
   type A2aJsonRpcMethod,
   type TaskCommandMethod,
 } from '@lib/a2a-protocol';
+import { traceIdOf } from '@lib/audit';
 import { authorizeOperation } from '@lib/authz';
 import { isTransientDatabaseError } from '@lib/event-store';
+import { contextOf, withLogContext } from '@lib/observability';
 import { agentIdOf, credentialIdOf, principalIdOf, tenantIdOf } from '@lib/tenancy';
 import { Injectable, Logger } from '@nestjs/common';
-import type { CallContext, Versioned } from '../call-context';
+import { inCommandSpan, type CallContext, type Versioned } from '../call-context';
 import { CancelTaskHandler } from '../commands/cancel-task.handler';
 import { PushConfigHandler } from '../commands/push-config.handler';
 import { SendMessageHandler } from '../commands/send-message.handler';
@@ -107,9 +109,22 @@ export class TaskCommandController {
     operation: TaskOperation,
     input: unknown,
     ctx: CallContext,
+    metadata?: Metadata,
   ): Promise<Versioned<unknown>> {
-    authorizeOperation(ctx, OPERATION_METHODS[operation]);
-    return this.operations[operation](input, ctx);
+    const method = OPERATION_METHODS[operation];
+    authorizeOperation(ctx, method);
+    const traceId = traceIdOf(ctx.traceparent);
+    const call = {
+      requestId: ctx.requestId,
+      tenant: ctx.tenantId,
+      agent: ctx.agentId,
+      ...(traceId ? { traceId } : {}),
+    };
+    // Over gRPC the ingress's span arrives in the metadata; in-process it is the active one.
+    const remote = metadata ? contextOf(traceparentIn(metadata)) : undefined;
+    return withLogContext(call, () =>
+      inCommandSpan(method, ctx, remote, (traced) => this.operations[operation](input, traced)),
+    );
   }
 
   private readonly operations: Record<TaskOperation, Operation> = {
@@ -139,13 +154,17 @@ export class TaskCommandController {
       call: ServerUnaryCall<taskPb.OperationCall, taskPb.OperationResult>,
       callback: sendUnaryData<taskPb.OperationResult>,
     ): void => {
-      this.run(operation, call.request).then((result) => callback(null, result), callback);
+      this.run(operation, call.request, call.metadata).then(
+        (result) => callback(null, result),
+        callback,
+      );
     };
   }
 
   private async run(
     operation: TaskOperation,
     call: taskPb.OperationCall,
+    metadata: Metadata,
   ): Promise<taskPb.OperationResult> {
     const context = call.context;
     if (!context?.tenantId || !context.agentId || !context.principalId) {
@@ -174,7 +193,7 @@ export class TaskCommandController {
     };
     try {
       const input: unknown = call.requestJson ? JSON.parse(call.requestJson) : {};
-      const { result, version } = await this.execute(operation, input, ctx);
+      const { result, version } = await this.execute(operation, input, ctx, metadata);
       this.unavailable = 0;
       return { responseJson: JSON.stringify(result), version: version ?? 0 };
     } catch (thrown) {
@@ -190,4 +209,9 @@ export class TaskCommandController {
       };
     }
   }
+}
+
+function traceparentIn(metadata: Metadata): string | undefined {
+  const value = metadata.get('traceparent')[0];
+  return typeof value === 'string' ? value : undefined;
 }

@@ -15,6 +15,7 @@ import {
 } from '@lib/a2a-protocol';
 import type { TaskServiceConfig } from '@lib/config';
 import { isTransientDatabaseError } from '@lib/event-store';
+import { activeTraceparent } from '@lib/observability';
 import {
   decideAll,
   WorkerUpdateRejected,
@@ -33,6 +34,7 @@ import { WorkerSession } from '../dispatch/worker-session';
 import { ServiceAudit } from '../service-audit';
 import { TaskRepository } from '../task.repository';
 import { TASK_SERVICE_CONFIG } from '../tokens';
+import { inUpdateSpan } from './update-span';
 
 const HELLO_TIMEOUT_MS = 10_000;
 /** Most updates one PublishUpdate may carry (the SDK sends at most 64). */
@@ -355,7 +357,16 @@ export class WorkerGateway {
     );
   }
 
-  private async applyUpdate(
+  private applyUpdate(
+    request: workerPb.PublishUpdateRequest,
+    worker: CallingWorker,
+  ): Promise<number> {
+    return inUpdateSpan(request, worker.identity, worker.workerId, () =>
+      this.applyInSpan(request, worker),
+    );
+  }
+
+  private async applyInSpan(
     request: workerPb.PublishUpdateRequest,
     worker: CallingWorker,
   ): Promise<number> {
@@ -412,6 +423,7 @@ export class WorkerGateway {
     commands: readonly TaskCommand[],
     idempotencyKey?: string,
   ): Promise<TaskAggregate> {
+    const traceparent = activeTraceparent();
     const { after } = await this.tasks.execute(
       { tenantId: identity.tenantId, taskId },
       (state) => {
@@ -423,6 +435,7 @@ export class WorkerGateway {
       {
         actor: { kind: 'agent-worker', id: workerId },
         binding: 'worker',
+        ...(traceparent ? { traceparent } : {}),
         ...(idempotencyKey ? { idempotencyKey } : {}),
       },
     );

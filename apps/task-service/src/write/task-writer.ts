@@ -1,6 +1,7 @@
 import { sealAuditEntry, type AuditEntry, type SealedAuditEntry } from '@lib/audit';
 import type { TaskServiceConfig } from '@lib/config';
 import { ConcurrencyConflict, type EventMetadata } from '@lib/event-store';
+import { detached } from '@lib/observability';
 import {
   foldTask,
   initialTaskState,
@@ -10,8 +11,10 @@ import {
 } from '@lib/task-domain';
 import type { TaskRef } from '@lib/tenancy';
 import { Inject, Injectable } from '@nestjs/common';
+import type { Span } from '@opentelemetry/api';
 import { IdGenerator } from '../clock';
 import { TASK_SERVICE_CONFIG } from '../tokens';
+import { noteBatch, tracedWrite } from './append-span';
 import { StreamCache, streamIdOf, type CachedStream, type StreamId } from './stream-cache';
 import {
   streamChange,
@@ -80,6 +83,8 @@ interface Pending {
   claimKey: string | null;
   /** Batches this command was part of that could not write it (conflicts, deadlocks). */
   tries: number;
+  /** The command's `task-service append` span, when tracing. */
+  span: Span | null;
   resolve: (outcome: WriteOutcome) => void;
   reject: (error: unknown) => void;
 }
@@ -118,6 +123,8 @@ export class TaskWriter {
   private readonly busyClaims = new Set<string>();
   private readonly cache = new StreamCache(CACHE_CAPACITY);
   private readonly listeners = new Set<CommitListener>();
+  /** Batches started so far (their number names them on the commands' spans). */
+  private batches = 0;
 
   constructor(
     private readonly store: TaskStore,
@@ -131,6 +138,10 @@ export class TaskWriter {
   ) {}
 
   write(command: WriteCommand): Promise<WriteOutcome> {
+    return tracedWrite(command, (span) => this.enqueue(command, span));
+  }
+
+  private enqueue(command: WriteCommand, span: Span | null): Promise<WriteOutcome> {
     let audit: SealedAuditEntry | null;
     try {
       // Checked before anything is decided: an entry the audit log would refuse fails the command.
@@ -150,7 +161,7 @@ export class TaskWriter {
             claim.digest,
           ])
         : null;
-      this.queue.push({ command, audit, streamId, claimKey, tries: 0, resolve, reject });
+      this.queue.push({ command, audit, streamId, claimKey, tries: 0, span, resolve, reject });
       this.kick();
     });
   }
@@ -193,11 +204,14 @@ export class TaskWriter {
       return;
     }
     this.scheduled = true;
-    // Let every request that arrived in this turn of the event loop join the batch.
-    setImmediate(() => {
-      this.scheduled = false;
-      this.launch();
-    });
+    // Let every request that arrived in this turn of the event loop join the batch. The batch serves them
+    // all: it runs outside the context (log fields, span) of the one that happened to schedule it.
+    setImmediate(() =>
+      detached(() => {
+        this.scheduled = false;
+        this.launch();
+      }),
+    );
   }
 
   /** Starts batches while fewer than WRITER_BATCHES_IN_FLIGHT run and there is work not held back by one. */
@@ -258,6 +272,7 @@ export class TaskWriter {
   }
 
   private async run(batch: Pending[]): Promise<void> {
+    noteBatch(batch, ++this.batches);
     let states: Map<Pending, CachedStream>;
     try {
       states = await this.statesOf(batch);

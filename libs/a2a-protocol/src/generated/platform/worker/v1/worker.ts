@@ -109,6 +109,11 @@ export interface Assignment {
    * declares message replies, the message opened the exchange and nothing was published for it yet.
    */
   mayReply: boolean;
+  /**
+   * W3C trace context of the platform's dispatch of this assignment (empty when the platform does not
+   * trace): the worker runs the task in a span under it and sends it on with its updates.
+   */
+  traceparent: string;
 }
 
 /** The client asked to cancel; the worker should stop and publish TASK_STATE_CANCELED. */
@@ -156,6 +161,11 @@ export interface PublishUpdateRequest {
    * Used instead of `update`; a request carries one or the other.
    */
   updates: ExecutionUpdate[];
+  /**
+   * W3C trace context of the worker's work on the task (its span under the assignment's `traceparent`),
+   * when it traces: the platform applies the update in that trace, and its events name it.
+   */
+  traceparent: string;
 }
 
 /** One update of a batch: the same choices as `PublishUpdateRequest.update`. */
@@ -966,6 +976,7 @@ function createBaseAssignment(): Assignment {
     message: undefined,
     attempt: 0,
     mayReply: false,
+    traceparent: "",
   };
 }
 
@@ -994,6 +1005,9 @@ export const Assignment: MessageFns<Assignment> = {
     }
     if (message.mayReply !== false) {
       writer.uint32(64).bool(message.mayReply);
+    }
+    if (message.traceparent !== "") {
+      writer.uint32(74).string(message.traceparent);
     }
     return writer;
   },
@@ -1069,6 +1083,14 @@ export const Assignment: MessageFns<Assignment> = {
           message.mayReply = reader.bool();
           continue;
         }
+        case 9: {
+          if (tag !== 74) {
+            break;
+          }
+
+          message.traceparent = reader.string();
+          continue;
+        }
       }
       if ((tag & 7) === 4 || tag === 0) {
         break;
@@ -1088,6 +1110,7 @@ export const Assignment: MessageFns<Assignment> = {
       message: isSet(object.message) ? Message.fromJSON(object.message) : undefined,
       attempt: isSet(object.attempt) ? globalThis.Number(object.attempt) : 0,
       mayReply: isSet(object.mayReply) ? globalThis.Boolean(object.mayReply) : false,
+      traceparent: isSet(object.traceparent) ? globalThis.String(object.traceparent) : "",
     };
   },
 
@@ -1117,6 +1140,9 @@ export const Assignment: MessageFns<Assignment> = {
     if (message.mayReply !== false) {
       obj.mayReply = message.mayReply;
     }
+    if (message.traceparent !== "") {
+      obj.traceparent = message.traceparent;
+    }
     return obj;
   },
 
@@ -1135,6 +1161,7 @@ export const Assignment: MessageFns<Assignment> = {
       : undefined;
     message.attempt = object.attempt ?? 0;
     message.mayReply = object.mayReply ?? false;
+    message.traceparent = object.traceparent ?? "";
     return message;
   },
 };
@@ -1317,6 +1344,7 @@ function createBasePublishUpdateRequest(): PublishUpdateRequest {
     reply: undefined,
     updateId: "",
     updates: [],
+    traceparent: "",
   };
 }
 
@@ -1345,6 +1373,9 @@ export const PublishUpdateRequest: MessageFns<PublishUpdateRequest> = {
     }
     for (const v of message.updates) {
       ExecutionUpdate.encode(v!, writer.uint32(58).fork()).join();
+    }
+    if (message.traceparent !== "") {
+      writer.uint32(74).string(message.traceparent);
     }
     return writer;
   },
@@ -1420,6 +1451,14 @@ export const PublishUpdateRequest: MessageFns<PublishUpdateRequest> = {
           message.updates.push(ExecutionUpdate.decode(reader, reader.uint32()));
           continue;
         }
+        case 9: {
+          if (tag !== 74) {
+            break;
+          }
+
+          message.traceparent = reader.string();
+          continue;
+        }
       }
       if ((tag & 7) === 4 || tag === 0) {
         break;
@@ -1441,6 +1480,7 @@ export const PublishUpdateRequest: MessageFns<PublishUpdateRequest> = {
       updates: globalThis.Array.isArray(object?.updates)
         ? object.updates.map((e: any) => ExecutionUpdate.fromJSON(e))
         : [],
+      traceparent: isSet(object.traceparent) ? globalThis.String(object.traceparent) : "",
     };
   },
 
@@ -1470,6 +1510,9 @@ export const PublishUpdateRequest: MessageFns<PublishUpdateRequest> = {
     if (message.updates?.length) {
       obj.updates = message.updates.map((e) => ExecutionUpdate.toJSON(e));
     }
+    if (message.traceparent !== "") {
+      obj.traceparent = message.traceparent;
+    }
     return obj;
   },
 
@@ -1494,6 +1537,7 @@ export const PublishUpdateRequest: MessageFns<PublishUpdateRequest> = {
       : undefined;
     message.updateId = object.updateId ?? "";
     message.updates = object.updates?.map((e) => ExecutionUpdate.fromPartial(e)) || [];
+    message.traceparent = object.traceparent ?? "";
     return message;
   },
 };

@@ -1,0 +1,234 @@
+import { Logger as NestLogger, type LoggerService } from '@nestjs/common';
+import { isSpanContextValid, trace } from '@opentelemetry/api';
+import { pino, stdTimeFunctions, type DestinationStream, type Level, type Logger } from 'pino';
+import { prettyFactory } from 'pino-pretty';
+import { currentLogContext } from './log-context';
+import { censor, REDACTED_PATHS, scrubSecrets } from './redaction';
+
+/** How a process writes its log (LOG_LEVEL, LOG_FORMAT). */
+export interface LoggingOptions {
+  /** The deployable, on every line as `app` (`ingress`, `task-service`, `standalone`, `agents`, …). */
+  app: string;
+  level: Level;
+  /** `json`: one object per line; `pretty`: one readable line per entry, for people. */
+  format: 'json' | 'pretty';
+  /**
+   * Where lines go (in either format); default stdout, written synchronously (a crash's last line is never
+   * lost).
+   */
+  destination?: DestinationStream;
+}
+
+/**
+ * An error as a log field: its class, message, code and stack (secrets scrubbed), and its cause. Errors
+ * are logged with their stack, which `JSON.stringify` would drop.
+ */
+export function serializeError(value: unknown, depth = 0): unknown {
+  if (!(value instanceof Error)) {
+    return typeof value === 'string' ? scrubSecrets(value) : value;
+  }
+  const code = (value as { code?: unknown }).code;
+  const reason = (value as { reason?: unknown }).reason;
+  return {
+    type: value.name,
+    message: scrubSecrets(value.message),
+    ...(typeof code === 'string' || typeof code === 'number' ? { code } : {}),
+    ...(typeof reason === 'string' ? { reason } : {}),
+    ...(value.stack ? { stack: scrubSecrets(value.stack) } : {}),
+    ...(value.cause !== undefined && depth < 3
+      ? { cause: serializeError(value.cause, depth + 1) }
+      : {}),
+  };
+}
+
+/**
+ * The call fields of a line: the log context of the call being handled, and the ids of the span that is
+ * recording it (or, with tracing off, the caller's trace id).
+ */
+function callFields(): Record<string, string> {
+  const fields: Record<string, string> = { ...currentLogContext() };
+  const span = trace.getActiveSpan()?.spanContext();
+  if (span && isSpanContextValid(span)) {
+    fields['traceId'] = span.traceId;
+    fields['spanId'] = span.spanId;
+  }
+  return fields;
+}
+
+/** Lines for people: time, level, app and component, the message, then the other fields on the same line. */
+function prettyLines(out: DestinationStream, colorize: boolean): DestinationStream {
+  const pretty = prettyFactory({
+    colorize,
+    translateTime: 'SYS:HH:MM:ss.l',
+    singleLine: true,
+    ignore: 'pid,hostname,app,component',
+    messageFormat: '{app}{if component} [{component}]{end} {msg}',
+  });
+  return { write: (line: string) => out.write(pretty(line)) };
+}
+
+/**
+ * A process's root logger: JSON lines with `level` (its name), `time` (ISO 8601), `app`, the call fields,
+ * `err` with its stack; secret fields removed and secrets in messages scrubbed.
+ */
+export function createLogger(options: LoggingOptions): Logger {
+  const out = options.destination ?? pino.destination({ dest: 1, sync: true });
+  const destination =
+    options.format === 'pretty'
+      ? prettyLines(out, !options.destination && process.stdout.isTTY)
+      : out;
+  return pino(
+    {
+      level: options.level,
+      base: { app: options.app, pid: process.pid },
+      timestamp: stdTimeFunctions.isoTime,
+      formatters: { level: (label) => ({ level: label }) },
+      serializers: { err: serializeError, error: serializeError },
+      redact: { paths: [...REDACTED_PATHS], censor },
+      mixin: callFields,
+      hooks: {
+        logMethod(args, write) {
+          const scrubbed = args.map((arg: unknown) =>
+            typeof arg === 'string' ? scrubSecrets(arg) : arg,
+          ) as Parameters<typeof write>;
+          write.apply(this, scrubbed);
+        },
+      },
+    },
+    destination,
+  );
+}
+
+let root: Logger | undefined;
+
+/** The process's root logger ({@link installLogger}); a JSON logger at `info` before one is installed. */
+export function rootLogger(): Logger {
+  root ??= createLogger({ app: 'a2a', level: 'info', format: 'json' });
+  return root;
+}
+
+/** Makes `logger` the process's root logger, and the one every Nest `Logger` writes to. */
+export function installLogger(logger: Logger): void {
+  root = logger;
+  // Every `new Logger(X)` and static `Logger.x(...)` of Nest goes to the static instance.
+  NestLoggerAdapter.install(logger);
+}
+
+/** Nest's levels and pino's: Nest's `log` is `info`, `verbose` is `trace`. */
+type NestLevel = 'log' | 'error' | 'warn' | 'debug' | 'verbose' | 'fatal';
+const LEVELS: Readonly<Record<NestLevel, Level>> = {
+  log: 'info',
+  error: 'error',
+  warn: 'warn',
+  debug: 'debug',
+  verbose: 'trace',
+  fatal: 'fatal',
+};
+
+/**
+ * Nest's `LoggerService` on pino: a Nest logger's context becomes the `component` field; an `Error` given
+ * as the message is logged as `err` with its stack, as is the stack Nest passes to `error`.
+ */
+export class NestLoggerAdapter implements LoggerService {
+  private readonly components = new Map<string, Logger>();
+
+  private constructor(private readonly logger: Logger) {}
+
+  static install(logger: Logger): void {
+    NestLogger.overrideLogger(new NestLoggerAdapter(logger));
+  }
+
+  log(message: unknown, ...params: unknown[]): void {
+    this.write('log', message, params);
+  }
+
+  error(message: unknown, ...params: unknown[]): void {
+    this.write('error', message, params);
+  }
+
+  warn(message: unknown, ...params: unknown[]): void {
+    this.write('warn', message, params);
+  }
+
+  debug(message: unknown, ...params: unknown[]): void {
+    this.write('debug', message, params);
+  }
+
+  verbose(message: unknown, ...params: unknown[]): void {
+    this.write('verbose', message, params);
+  }
+
+  fatal(message: unknown, ...params: unknown[]): void {
+    this.write('fatal', message, params);
+  }
+
+  /**
+   * Nest's calling convention: `(message, ...extra, context)` with the context last when there is one, and
+   * `error(message, stack, context)`.
+   */
+  private write(level: NestLevel, message: unknown, params: unknown[]): void {
+    const rest = [...params];
+    const last = rest[rest.length - 1];
+    const component = typeof last === 'string' && rest.length > 0 ? (rest.pop() as string) : '';
+    if (level === 'error' && rest[0] === undefined) {
+      rest.shift();
+    }
+    const logger = this.component(component);
+    const pinoLevel = LEVELS[level];
+    if (!logger.isLevelEnabled(pinoLevel)) {
+      return;
+    }
+    const fields: Record<string, unknown> = {};
+    const stack = level === 'error' && typeof rest[0] === 'string' ? rest.shift() : undefined;
+    if (stack !== undefined) {
+      fields['err'] = { stack: scrubSecrets(stack as string) };
+    }
+    if (rest.length > 0) {
+      fields['details'] = rest.map((detail) => serializeError(detail));
+    }
+    if (message instanceof Error) {
+      logger[pinoLevel]({ ...fields, err: message }, message.message);
+    } else if (typeof message === 'object' && message !== null) {
+      logger[pinoLevel]({ ...fields, ...message });
+    } else {
+      logger[pinoLevel](fields, String(message));
+    }
+  }
+
+  private component(name: string): Logger {
+    let logger = this.components.get(name);
+    if (!logger) {
+      logger = name === '' ? this.logger : this.logger.child({ component: name });
+      this.components.set(name, logger);
+    }
+    return logger;
+  }
+}
+
+/** A logger taking `(message, fields)`, the shape of the worker SDK's `WorkerLogger`. */
+export interface FieldLogger {
+  debug(message: string, fields?: Record<string, unknown>): void;
+  info(message: string, fields?: Record<string, unknown>): void;
+  warn(message: string, fields?: Record<string, unknown>): void;
+  error(message: string, fields?: Record<string, unknown>): void;
+}
+
+/** The root logger (the one installed when it logs) as a {@link FieldLogger} of `component`. */
+export function fieldLogger(component: string): FieldLogger {
+  let parent: Logger | undefined;
+  let child: Logger | undefined;
+  const logger = (): Logger => {
+    const current = rootLogger();
+    if (current !== parent || !child) {
+      parent = current;
+      child = current.child({ component });
+    }
+    return child;
+  };
+  return {
+    debug: (message, fields) => logger().debug(fields ?? {}, message),
+    info: (message, fields) => logger().info(fields ?? {}, message),
+    warn: (message, fields) => logger().warn(fields ?? {}, message),
+    error: (message, fields) => logger().error(fields ?? {}, message),
+  };
+}

@@ -1,0 +1,197 @@
+import type { TracingConfig } from '@lib/config';
+import {
+  context,
+  propagation,
+  ROOT_CONTEXT,
+  SpanStatusCode,
+  trace,
+  type Context,
+  type Span,
+  type SpanOptions,
+  type Tracer,
+} from '@opentelemetry/api';
+import { W3CTraceContextPropagator } from '@opentelemetry/core';
+import { OTLPTraceExporter } from '@opentelemetry/exporter-trace-otlp-http';
+import { resourceFromAttributes } from '@opentelemetry/resources';
+import {
+  BatchSpanProcessor,
+  ParentBasedSampler,
+  TraceIdRatioBasedSampler,
+  type SpanProcessor,
+} from '@opentelemetry/sdk-trace-base';
+import { NodeTracerProvider } from '@opentelemetry/sdk-trace-node';
+import { ATTR_SERVICE_NAME } from '@opentelemetry/semantic-conventions';
+import { outsideLogContext } from './log-context';
+import { contextOf, traceparentOf } from './trace-context';
+
+/** How a process traces: where its spans go, under which service name, and how many new traces it keeps. */
+export interface TracingSetup {
+  serviceName: string;
+  /** Fraction of new traces sampled; a caller's sampling decision is always followed. */
+  sampleRatio: number;
+  spanProcessor: SpanProcessor;
+  resourceAttributes?: Readonly<Record<string, string>>;
+}
+
+/**
+ * The setup the standard OTEL_* variables describe: spans batched to an OTLP/HTTP receiver (JSON), or null
+ * when tracing is off (no endpoint, or OTEL_SDK_DISABLED).
+ */
+export function otlpTracingSetup(app: string, config: TracingConfig): TracingSetup | null {
+  const base = config.OTEL_EXPORTER_OTLP_ENDPOINT?.replace(/\/+$/, '');
+  const url = config.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT ?? (base ? `${base}/v1/traces` : undefined);
+  if (config.OTEL_SDK_DISABLED || !url) {
+    return null;
+  }
+  const exporter = new OTLPTraceExporter({ url, headers: config.OTEL_EXPORTER_OTLP_HEADERS });
+  return {
+    serviceName: config.OTEL_SERVICE_NAME ?? `a2a-${app}`,
+    sampleRatio: config.OTEL_TRACES_SAMPLER_ARG,
+    spanProcessor: new BatchSpanProcessor(exporter),
+    resourceAttributes: config.OTEL_RESOURCE_ATTRIBUTES,
+  };
+}
+
+const TRACER_NAME = 'a2a-platform';
+
+let provider: NodeTracerProvider | null = null;
+let tracer: Tracer = trace.getTracer(TRACER_NAME);
+
+/** The platform's tracer: the started provider's, else the API's, whose spans record nothing. */
+export function platformTracer(): Tracer {
+  return tracer;
+}
+
+/** Whether this process records spans. Instrumented code skips building spans and attributes when not. */
+export function tracingEnabled(): boolean {
+  return provider !== null;
+}
+
+/**
+ * Registers the tracer provider: spans recorded through `setup`, the W3C trace-context propagator, and the
+ * AsyncLocalStorage context manager (the active span follows async calls).
+ */
+export function startTracing(setup: TracingSetup): void {
+  if (provider) {
+    throw new Error('tracing is started already');
+  }
+  provider = new NodeTracerProvider({
+    resource: resourceFromAttributes({
+      ...setup.resourceAttributes,
+      [ATTR_SERVICE_NAME]: setup.serviceName,
+    }),
+    sampler: new ParentBasedSampler({ root: new TraceIdRatioBasedSampler(setup.sampleRatio) }),
+    spanProcessors: [setup.spanProcessor],
+  });
+  provider.register({ propagator: new W3CTraceContextPropagator() });
+  tracer = provider.getTracer(TRACER_NAME);
+}
+
+/**
+ * Sends the spans still buffered and unregisters the provider (a process's shutdown path; tests start
+ * tracing again after it). Does nothing when tracing is off.
+ */
+export async function stopTracing(): Promise<void> {
+  const stopping = provider;
+  if (!stopping) {
+    return;
+  }
+  provider = null;
+  tracer = trace.getTracer(TRACER_NAME);
+  try {
+    await stopping.shutdown();
+  } finally {
+    trace.disable();
+    context.disable();
+    propagation.disable();
+  }
+}
+
+/** A span that records nothing: what instrumented code gets when tracing is off. */
+const NOT_RECORDING = trace.wrapSpanContext({
+  traceId: '00000000000000000000000000000000',
+  spanId: '0000000000000000',
+  traceFlags: 0,
+});
+
+/**
+ * Runs `work` in a new span, active for everything `work` calls, a child of `parent` (default: the active
+ * context); ends it when `work` settles. A failure sets the span's status to ERROR with the error's class
+ * (never its message, which may quote client input). With tracing off, `work` runs at once with a
+ * non-recording span: no span, no context switch, no extra await.
+ */
+export function inSpan<T>(
+  name: string,
+  options: SpanOptions,
+  work: (span: Span) => Promise<T>,
+  parent?: Context,
+): Promise<T> {
+  if (!provider) {
+    return work(NOT_RECORDING);
+  }
+  return tracer.startActiveSpan(name, options, parent ?? context.active(), async (span) => {
+    try {
+      return await work(span);
+    } catch (error) {
+      markFailed(span, error);
+      throw error;
+    } finally {
+      span.end();
+    }
+  });
+}
+
+/** The `traceparent` of the active span when this process traces (for what it writes or sends on). */
+export function activeTraceparent(): string | undefined {
+  return provider ? traceparentOf() : undefined;
+}
+
+/**
+ * Runs synchronous `work` in a new span (active meanwhile), a child of `parent` (default: the active
+ * context), and ends it. With tracing off, `work` runs at once with a non-recording span.
+ */
+export function inSpanSync<T>(
+  name: string,
+  options: SpanOptions,
+  work: (span: Span) => T,
+  parent?: Context,
+): T {
+  if (!provider) {
+    return work(NOT_RECORDING);
+  }
+  return tracer.startActiveSpan(name, options, parent ?? context.active(), (span) => {
+    try {
+      return work(span);
+    } catch (error) {
+      markFailed(span, error);
+      throw error;
+    } finally {
+      span.end();
+    }
+  });
+}
+
+/**
+ * Runs `work` with `traceparent`'s span as the parent of the spans it starts (a task's request, resumed by
+ * work done later for it). Without a `traceparent` (or tracing off), `work` runs as it is.
+ */
+export function underTraceparent<T>(traceparent: string | undefined, work: () => T): T {
+  return provider && traceparent ? context.with(contextOf(traceparent), work) : work();
+}
+
+/** ERROR status with the error's class (an A2A or worker error's reason when it has one). */
+export function markFailed(span: Span, error: unknown): void {
+  const reason = (error as { reason?: unknown } | null)?.reason;
+  const type =
+    typeof reason === 'string' ? reason : error instanceof Error ? error.name : typeof error;
+  span.setAttribute('error.type', type);
+  span.setStatus({ code: SpanStatusCode.ERROR, message: type });
+}
+
+/**
+ * Runs `work` outside of the current call: no active span, no log context. For work that serves many
+ * calls (a write batch, a dispatch round), which must not be counted in the call that happened to start it.
+ */
+export function detached<T>(work: () => T): T {
+  return outsideLogContext(() => (provider ? context.with(ROOT_CONTEXT, work) : work()));
+}
