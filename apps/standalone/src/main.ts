@@ -1,17 +1,40 @@
-import { loadConfig, platformSchema, processEnv } from '@lib/config';
-import { createPool, migrate, whenDatabaseReachable } from '@lib/event-store';
+import {
+  loadConfig,
+  localPostgresSchema,
+  platformSchema,
+  processEnv,
+  type PlatformConfig,
+} from '@lib/config';
+import { createPool, migrate, migrationsDir, whenDatabaseReachable } from '@lib/event-store';
 import { exitOnFatalError } from '@lib/observability';
 import { Logger } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
+import { dirname } from 'node:path';
 import 'reflect-metadata';
 import { GrpcServers } from '../../task-service/src/grpc/grpc-servers';
 import { demoWorkerSecret, EXAMPLE_AGENTS, seedDemoTenant } from './demo-tenant';
+import { startLocalServers, type LocalServers } from './local-servers';
 import { StandaloneModule } from './standalone.module';
 import { WorkerSupervisor } from './worker-supervisor';
 
 async function bootstrap(): Promise<void> {
   const logger = new Logger('Standalone');
-  const config = loadConfig(platformSchema);
+  const env = loadConfig(platformSchema);
+  const servers = await startLocalServers(
+    env,
+    loadConfig(localPostgresSchema),
+    dirname(migrationsDir()),
+    (message) => logger.log(message),
+  );
+  try {
+    await run({ ...env, POSTGRES_URL: servers.postgresUrl }, servers, logger);
+  } catch (error) {
+    await servers.embedded?.stop();
+    throw error;
+  }
+}
+
+async function run(config: PlatformConfig, servers: LocalServers, logger: Logger): Promise<void> {
   // A database that is not up yet (a machine booting, a restart in progress) is waited for, not a failure.
   await whenDatabaseReachable(
     async () => {
@@ -25,7 +48,9 @@ async function bootstrap(): Promise<void> {
     (message) => logger.warn(message),
   );
 
-  const app = await NestFactory.create(StandaloneModule.forRoot(config), { bodyParser: false });
+  const app = await NestFactory.create(StandaloneModule.forRoot(config, servers.plan), {
+    bodyParser: false,
+  });
   await app.listen(config.INGRESS_PORT, config.INGRESS_HOST);
   const { workerPort } = app.get(GrpcServers);
 
@@ -40,11 +65,19 @@ async function bootstrap(): Promise<void> {
   const base = config.PUBLIC_BASE_URL ?? `http://${config.INGRESS_HOST}:${config.INGRESS_PORT}`;
   logger.log(`A2A platform ready: ${base}/.well-known/agent-card.json (API key header X-API-Key)`);
 
+  // The embedded Postgres goes last: everything above still uses it while it stops.
   const stop = (): void => {
     void supervisor
       .stop()
       .then(() => app.close())
-      .then(() => process.exit(0));
+      .finally(() => servers.embedded?.stop())
+      .then(
+        () => process.exit(0),
+        (error: unknown) => {
+          console.error(error);
+          process.exit(1);
+        },
+      );
   };
   process.once('SIGTERM', stop);
   process.once('SIGINT', stop);
