@@ -65,8 +65,14 @@ async function run(config: PlatformConfig, servers: LocalServers, logger: Logger
   const base = config.PUBLIC_BASE_URL ?? `http://${config.INGRESS_HOST}:${config.INGRESS_PORT}`;
   logger.log(`A2A platform ready: ${base}/.well-known/agent-card.json (API key header X-API-Key)`);
 
-  // The embedded Postgres goes last: everything above still uses it while it stops.
+  // The embedded Postgres goes last: everything above still uses it while it stops. A Ctrl-C under npm
+  // arrives twice (from the terminal and forwarded by npm): signals after the first change nothing.
+  let stopping = false;
   const stop = (): void => {
+    if (stopping) {
+      return;
+    }
+    stopping = true;
     void supervisor
       .stop()
       .then(() => app.close())
@@ -79,8 +85,8 @@ async function run(config: PlatformConfig, servers: LocalServers, logger: Logger
         },
       );
   };
-  process.once('SIGTERM', stop);
-  process.once('SIGINT', stop);
+  process.on('SIGTERM', stop);
+  process.on('SIGINT', stop);
 }
 
 exitOnFatalError('Standalone');
