@@ -1,27 +1,10 @@
-import { freePort } from '@lib/testing';
-import { readdirSync, readFileSync } from 'node:fs';
+import { freePort, processesNaming } from '@lib/testing';
 import { chmod, mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Client } from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { EmbeddedPostgres, parsePostmasterLock } from './embedded-postgres';
-
-/** The live processes whose command line names `dir` (from /proc; zombies count as gone). */
-function processesOf(dir: string): number[] {
-  return readdirSync('/proc')
-    .filter((entry) => /^\d+$/.test(entry))
-    .filter((pid) => {
-      try {
-        const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-        const cmdline = readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0').join(' ');
-        return !/^\d+ \(.*\) Z/s.test(stat) && cmdline.includes(dir);
-      } catch {
-        return false;
-      }
-    })
-    .map(Number);
-}
 
 async function query<Row extends object>(url: string, sql: string): Promise<Row[]> {
   const client = new Client({ connectionString: url });
@@ -60,7 +43,7 @@ describe('EmbeddedPostgres', () => {
     for (const server of started) {
       await server.stop().catch(() => undefined);
     }
-    expect(processesOf(dir)).toStrictEqual([]);
+    expect(processesNaming(dir)).toStrictEqual([]);
     await rm(root, { recursive: true, force: true });
   });
 
@@ -71,7 +54,7 @@ describe('EmbeddedPostgres', () => {
     await query(first.url('postgres'), 'CREATE TABLE kept (note text)');
     await query(first.url('postgres'), `INSERT INTO kept VALUES ('across restarts')`);
     await first.stop();
-    expect(processesOf(dir)).toStrictEqual([]);
+    expect(processesNaming(dir)).toStrictEqual([]);
 
     lines.length = 0;
     const second = await start();
@@ -123,12 +106,12 @@ describe('EmbeddedPostgres', () => {
     expect(await query(next.url('postgres'), 'SELECT note FROM kept')).toHaveLength(1);
     const now = parsePostmasterLock(await readFile(join(dir, 'data', 'postmaster.pid'), 'utf8'));
     expect(now?.pid).not.toBe(lock?.pid);
-    expect(processesOf(dir).includes(lock!.pid)).toBe(false);
+    expect(processesNaming(dir).includes(lock!.pid)).toBe(false);
   });
 
   it('stops cleanly: no server process and no lock file remain', async () => {
     await started.at(-1)!.stop();
-    expect(processesOf(dir)).toStrictEqual([]);
+    expect(processesNaming(dir)).toStrictEqual([]);
     await expect(readFile(join(dir, 'data', 'postmaster.pid'))).rejects.toThrow(/ENOENT/);
   });
 });
