@@ -206,7 +206,7 @@ describe('npm start on a bare laptop (no Postgres server, no Java, no Redis)', (
     expect(processesNaming(join(dataDir, 'data')).length).toBeGreaterThan(0);
   });
 
-  it('its cards declare no push notifications, and the push-config operations say so (§3.3.4)', async () => {
+  it('its cards declare no push notifications; push configs, inline ones too, are refused (§3.3.4)', async () => {
     const response = await fetch(
       `http://127.0.0.1:${ports.http}/agents/demo/echo/.well-known/agent-card.json`,
     );
@@ -223,6 +223,23 @@ describe('npm start on a bare laptop (no Postgres server, no Java, no Redis)', (
     expectRpcError(reply, {
       code: -32003,
       id: 7,
+      reason: 'PUSH_NOTIFICATION_NOT_SUPPORTED',
+      domain: A2A_DOMAIN,
+    });
+    const inline = await rawRpc(
+      endpoint(),
+      request(
+        'SendMessage',
+        {
+          message: { messageId: 'laptop-hook', role: 'ROLE_USER', parts: [{ text: 'hi' }] },
+          configuration: { taskPushNotificationConfig: { url: 'https://hooks.example.com/a2a' } },
+        },
+        8,
+      ),
+    );
+    expectRpcError(inline, {
+      code: -32003,
+      id: 8,
       reason: 'PUSH_NOTIFICATION_NOT_SUPPORTED',
       domain: A2A_DOMAIN,
     });
