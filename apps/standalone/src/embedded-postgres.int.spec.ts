@@ -35,7 +35,8 @@ describe('EmbeddedPostgres', () => {
     root = await mkdtemp(join(tmpdir(), 'a2a-embedded-pg-'));
     // As root the server runs as the postgres account, which must reach the folder.
     await chmod(root, 0o755);
-    dir = join(root, 'postgres');
+    // Like the default `.data/postgres`: the start makes the parent too, which the server must pass through.
+    dir = join(root, '.data', 'postgres');
     port = await freePort();
   });
 

@@ -94,7 +94,9 @@ export class EmbeddedPostgres {
     return join(this.dir, 'server.log');
   }
 
+  /** The folder is private to the server's account; its parents (e.g. `.data`) stay searchable for it. */
   private async prepareDir(): Promise<void> {
+    await mkdir(dirname(this.dir), { recursive: true });
     await mkdir(this.dir, { recursive: true, mode: 0o700 });
     if (this.account) {
       await chown(this.dir, this.account.uid, this.account.gid);
@@ -223,7 +225,11 @@ export class EmbeddedPostgres {
           error
             ? fail(
                 new Error(
-                  `${program} ${args.join(' ')} failed: ${stderr || stdout || error.message}`,
+                  `${program} ${args.join(' ')} failed: ${stderr || stdout || error.message}` +
+                    (this.account
+                      ? ` (as root, Postgres runs as the postgres account: every folder above ${this.dir} ` +
+                        'must be searchable by it)'
+                      : ''),
                 ),
               )
             : done(),
