@@ -2,6 +2,8 @@
 # A real single-node Apache Kafka broker (KRaft: broker + controller in one JVM) for development and CI.
 #
 #   bash scripts/kafka/broker.sh start     # resolve jars (once), format storage (once), start, wait until ready
+#   bash scripts/kafka/broker.sh start --optional   # the same where Java (and, for the first fetch, Maven) are
+#                                          # installed; without them one line says so and it exits 0 (npm start)
 #   bash scripts/kafka/broker.sh stop      # SIGTERM via the pid file, SIGKILL after KAFKA_STOP_TIMEOUT seconds
 #   bash scripts/kafka/broker.sh restart
 #   bash scripts/kafka/broker.sh status    # exit 0 when this state dir's broker runs, 3 when not
@@ -109,6 +111,16 @@ java_cmd() {
     echo "$JAVA_HOME/bin/java"
   else
     command -v java || die "java not found (Kafka $KAFKA_VERSION needs Java 17 or newer)"
+  fi
+}
+
+# Why this machine cannot start a broker (empty when it can): Java is missing, or Maven is missing while the
+# jars are not cached yet.
+missing_tools() {
+  if [[ ! (-n "${JAVA_HOME:-}" && -x "$JAVA_HOME/bin/java") ]] && ! command -v java >/dev/null; then
+    echo "java not found"
+  elif ! classpath_ok && ! command -v mvn >/dev/null; then
+    echo "mvn not found (it fetches the broker jars once)"
   fi
 }
 
@@ -307,8 +319,15 @@ check_version_pins() {
 
 # --- commands -----------------------------------------------------------------------------------------------
 
-cmd_start() {
-  local pid started=$SECONDS
+cmd_start() { # [--optional]
+  local pid started=$SECONDS missing
+  if [[ "${1:-}" == --optional ]]; then
+    missing="$(missing_tools)"
+    if [[ -n "$missing" ]]; then
+      log "not started: $missing; the platform runs without Kafka unless a broker answers at KAFKA_BROKERS"
+      return 0
+    fi
+  fi
   check_version_pins
   if pid="$(our_pid)"; then
     if port_open "$HOST" "$PORT"; then
@@ -395,7 +414,13 @@ cmd_status() {
 }
 
 case "${1:-}" in
-  start) cmd_start ;;
+  start)
+    [[ -z "${2:-}" || "${2:-}" == --optional ]] || {
+      echo "usage: $0 start [--optional]" >&2
+      exit 2
+    }
+    cmd_start "${2:-}"
+    ;;
   stop) cmd_stop ;;
   restart)
     cmd_stop
@@ -403,7 +428,7 @@ case "${1:-}" in
     ;;
   status) cmd_status ;;
   *)
-    echo "usage: $0 start|stop|restart|status" >&2
+    echo "usage: $0 start [--optional]|stop|restart|status" >&2
     exit 2
     ;;
 esac

@@ -1,4 +1,12 @@
-import { ingressSchema, loadConfig, oidcSchema, postgresSchema, quotaSchema } from '@lib/config';
+import {
+  ALL_PLATFORM_FEATURES,
+  ingressSchema,
+  loadConfig,
+  oidcSchema,
+  postgresSchema,
+  quotaSchema,
+  type PlatformFeatures,
+} from '@lib/config';
 import { createPool } from '@lib/event-store';
 import { ObservabilityModule, OpsModule } from '@lib/observability';
 import { ConfigChanges } from '@lib/tenancy';
@@ -33,7 +41,12 @@ import { A2aOperations } from './operations/a2a-operations';
 import { TaskServiceOperations } from './operations/task-service.operations';
 import { RestController } from './rest/rest.controller';
 import { TaskEventFeed } from './streaming/task-event-feed';
-import { INGRESS_CONFIG, INGRESS_PG_POOL, type IngressModuleConfig } from './tokens';
+import {
+  INGRESS_CONFIG,
+  INGRESS_FEATURES,
+  INGRESS_PG_POOL,
+  type IngressModuleConfig,
+} from './tokens';
 
 export function ingressConfigFromEnv(): IngressModuleConfig {
   return loadConfig(postgresSchema.merge(ingressSchema).merge(quotaSchema).merge(oidcSchema));
@@ -53,13 +66,15 @@ export class IngressModule implements NestModule {
   /**
    * `operations`: how the bindings reach the task-service; by default over gRPC (TASK_SERVICE_URLS). A process
    * that also hosts the task-service passes an in-process provider, with `imports` that make it resolvable,
-   * and may add `local` providers (`LocalCommits`: the changes it commits, for the stream feed).
+   * and may add `local` providers (`LocalCommits`: the changes it commits, for the stream feed). `features`:
+   * what the platform around it offers (the standalone process without Kafka or Redis offers less).
    */
   static forRoot(
     config: IngressModuleConfig,
     operations: Provider = { provide: A2aOperations, useClass: TaskServiceOperations },
     imports: DynamicModule[] = [],
     local: Provider[] = [],
+    features: PlatformFeatures = ALL_PLATFORM_FEATURES,
   ): DynamicModule {
     return {
       module: IngressModule,
@@ -67,6 +82,7 @@ export class IngressModule implements NestModule {
       controllers: [AgentCardController, JsonRpcController, RestController],
       providers: [
         { provide: INGRESS_CONFIG, useValue: config },
+        { provide: INGRESS_FEATURES, useValue: features },
         { provide: APP_FILTER, useClass: FrameworkErrorsFilter },
         {
           provide: INGRESS_PG_POOL,

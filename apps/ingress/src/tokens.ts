@@ -5,5 +5,7 @@ export type IngressModuleConfig = IngressConfig & PostgresConfig & QuotaConfig &
 
 /** Injection token of the ingress configuration. */
 export const INGRESS_CONFIG = Symbol('INGRESS_CONFIG');
+/** Injection token of the `PlatformFeatures` the ingress offers (cards, capability checks, quotas). */
+export const INGRESS_FEATURES = Symbol('INGRESS_FEATURES');
 /** Injection token of the ingress's Postgres pool (agents and API keys). */
 export const INGRESS_PG_POOL = Symbol('INGRESS_PG_POOL');

@@ -1,5 +1,11 @@
-import { loadConfig, platformSchema, processEnv } from '@lib/config';
-import { createPool, migrate, whenDatabaseReachable } from '@lib/event-store';
+import {
+  loadConfig,
+  localPostgresSchema,
+  platformSchema,
+  processEnv,
+  type PlatformConfig,
+} from '@lib/config';
+import { createPool, migrate, migrationsDir, whenDatabaseReachable } from '@lib/event-store';
 import {
   closeOnSignal,
   drainHttpApp,
@@ -9,15 +15,32 @@ import {
 } from '@lib/observability';
 import { Logger } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
+import { dirname } from 'node:path';
 import 'reflect-metadata';
 import { GrpcServers } from '../../task-service/src/grpc/grpc-servers';
 import { demoWorkerSecret, EXAMPLE_AGENTS, seedDemoTenant } from './demo-tenant';
+import { startLocalServers, type LocalServers } from './local-servers';
 import { StandaloneModule } from './standalone.module';
 import { WorkerSupervisor } from './worker-supervisor';
 
 async function bootstrap(): Promise<void> {
   const logger = new Logger('Standalone');
-  const config = loadConfig(platformSchema);
+  const env = loadConfig(platformSchema);
+  const servers = await startLocalServers(
+    env,
+    loadConfig(localPostgresSchema),
+    dirname(migrationsDir()),
+    (message) => logger.log(message),
+  );
+  try {
+    await run({ ...env, POSTGRES_URL: servers.postgresUrl }, servers, logger);
+  } catch (error) {
+    await servers.embedded?.stop();
+    throw error;
+  }
+}
+
+async function run(config: PlatformConfig, servers: LocalServers, logger: Logger): Promise<void> {
   const ops = await OpsServer.start(config);
   // A database that is not up yet (a machine booting, a restart in progress) is waited for, not a failure.
   await whenDatabaseReachable(
@@ -32,7 +55,9 @@ async function bootstrap(): Promise<void> {
     (message) => logger.warn(message),
   );
 
-  const app = await NestFactory.create(StandaloneModule.forRoot(config), { bodyParser: false });
+  const app = await NestFactory.create(StandaloneModule.forRoot(config, servers.plan), {
+    bodyParser: false,
+  });
   drainHttpApp(app, 'ingress-http');
   await app.listen(config.INGRESS_PORT, config.INGRESS_HOST);
   ops.attach(app.get(ReadinessProbe));
@@ -49,10 +74,14 @@ async function bootstrap(): Promise<void> {
   const base = config.PUBLIC_BASE_URL ?? `http://${config.INGRESS_HOST}:${config.INGRESS_PORT}`;
   logger.log(`A2A platform ready: ${base}/.well-known/agent-card.json (API key header X-API-Key)`);
   logger.log(`ops endpoints on ${ops.url} (/livez, /readyz, /metrics)`);
+  // The embedded Postgres goes last: everything above still uses it while it stops.
   closeOnSignal(app, ops, {
     graceMs: config.SHUTDOWN_GRACE_MS,
     logger,
     beforeClose: () => supervisor.stop(),
+    afterClose: async () => {
+      await servers.embedded?.stop();
+    },
   });
 }
 

@@ -13,13 +13,17 @@ import { TaskCommandController } from '../../task-service/src/grpc/task-command.
 import { TaskServiceModule } from '../../task-service/src/task-service.module';
 import { TaskWriter } from '../../task-service/src/write/task-writer';
 import { InProcessOperations } from './in-process-operations';
+import type { StandalonePlan } from './local-servers';
 import { WriterCommits } from './writer-commits';
 
-/** Every deployable in one process: the local default (`npm start`). */
+/**
+ * Every deployable in one process: the local default (`npm start`). `plan` says which of the optional ones
+ * run and what the platform offers (local-servers.ts: the relay and the push dispatcher need their servers).
+ */
 @Module({})
 export class StandaloneModule {
-  static forRoot(config: PlatformConfig): DynamicModule {
-    const taskService = TaskServiceModule.forRoot(config);
+  static forRoot(config: PlatformConfig, plan: StandalonePlan): DynamicModule {
+    const taskService = TaskServiceModule.forRoot(config, plan.features);
     // The ingress calls the task-service of this process directly (ADR 0007).
     const operations: Provider = {
       provide: A2aOperations,
@@ -32,7 +36,13 @@ export class StandaloneModule {
       useFactory: (writer: TaskWriter) => new WriterCommits(writer),
       inject: [TaskWriter],
     };
-    const ingress = IngressModule.forRoot(config, operations, [taskService], [localCommits]);
+    const ingress = IngressModule.forRoot(
+      config,
+      operations,
+      [taskService],
+      [localCommits],
+      plan.features,
+    );
     // Webhooks are signed with the card key, which the ingress publishes in its JWK Set.
     const signingKey: Provider = {
       provide: PUSH_SIGNING_KEY,
@@ -45,8 +55,8 @@ export class StandaloneModule {
         taskService,
         ingress,
         AdminApiModule.forRoot(config),
-        ...(config.START_RELAY ? [RelayModule.forRoot(config)] : []),
-        ...(config.START_PUSH_DISPATCHER
+        ...(plan.relay ? [RelayModule.forRoot(config)] : []),
+        ...(plan.pushDispatcher
           ? [PushDispatcherModule.forRoot(config, signingKey, [ingress])]
           : []),
       ],

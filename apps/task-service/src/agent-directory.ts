@@ -1,4 +1,4 @@
-import type { TaskServiceConfig } from '@lib/config';
+import type { PlatformFeatures, TaskServiceConfig } from '@lib/config';
 import type { LeasePolicy } from '@lib/task-domain';
 import {
   agentIdOf,
@@ -11,7 +11,7 @@ import {
 } from '@lib/tenancy';
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import type { Pool } from 'pg';
-import { PG_POOL, TASK_SERVICE_CONFIG } from './tokens';
+import { PG_POOL, TASK_SERVICE_CONFIG, TASK_SERVICE_FEATURES } from './tokens';
 
 /** The agent a worker credential is bound to, and the credential. */
 export interface WorkerIdentity extends AgentRef {
@@ -48,6 +48,7 @@ export class AgentDirectory {
   constructor(
     @Inject(PG_POOL) private readonly pool: Pool,
     @Inject(TASK_SERVICE_CONFIG) private readonly config: TaskServiceConfig,
+    @Inject(TASK_SERVICE_FEATURES) private readonly features: PlatformFeatures,
     changes: ConfigChanges,
   ) {
     changes.subscribe(() => {
@@ -142,7 +143,7 @@ export class AgentDirectory {
 
   /**
    * What SendMessage needs of the agent: the media types it accepts, whether it may reply (ADR 0009) and
-   * whether it allows webhooks (ADR 0010).
+   * whether it allows webhooks (ADR 0010: never on a platform without push notifications).
    */
   async intake(agent: AgentRef): Promise<AgentIntake> {
     return (await this.settings(agent)).intake;
@@ -187,7 +188,8 @@ export class AgentDirectory {
               ]),
             ],
             messageReplies: row.profile.messageReplies === true,
-            pushNotifications: row.profile.pushNotifications === true,
+            pushNotifications:
+              this.features.pushNotifications && row.profile.pushNotifications === true,
           },
         }
       : {

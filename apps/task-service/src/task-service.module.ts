@@ -1,4 +1,11 @@
-import { loadConfig, postgresSchema, taskServiceSchema, type TaskServiceConfig } from '@lib/config';
+import {
+  ALL_PLATFORM_FEATURES,
+  loadConfig,
+  postgresSchema,
+  taskServiceSchema,
+  type PlatformFeatures,
+  type TaskServiceConfig,
+} from '@lib/config';
 import { createPool } from '@lib/event-store';
 import { ObservabilityModule, OpsModule } from '@lib/observability';
 import { ConfigChanges } from '@lib/tenancy';
@@ -29,7 +36,7 @@ import { TaskViews } from './queries/task-views';
 import { ServiceAudit } from './service-audit';
 import { TaskServiceOps } from './task-service-ops';
 import { TaskRepository } from './task.repository';
-import { PG_POOL, TASK_SERVICE_CONFIG } from './tokens';
+import { PG_POOL, TASK_SERVICE_CONFIG, TASK_SERVICE_FEATURES } from './tokens';
 import { PostgresTaskStore, TaskStore } from './write/task-store';
 import { TaskWatch } from './write/task-watch';
 import { AuditSink, TaskWriter } from './write/task-writer';
@@ -50,12 +57,17 @@ class PoolCloser implements OnApplicationShutdown {
 /** Composition root of the task-service: the write side, workers' gRPC API, dispatch and leases. */
 @Module({})
 export class TaskServiceModule {
-  static forRoot(config: TaskServiceConfig): DynamicModule {
+  /** `features`: what the platform around it offers (the standalone process without Kafka or Redis offers less). */
+  static forRoot(
+    config: TaskServiceConfig,
+    features: PlatformFeatures = ALL_PLATFORM_FEATURES,
+  ): DynamicModule {
     return {
       module: TaskServiceModule,
       imports: [OpsModule, ObservabilityModule],
       providers: [
         { provide: TASK_SERVICE_CONFIG, useValue: config },
+        { provide: TASK_SERVICE_FEATURES, useValue: features },
         {
           provide: PG_POOL,
           useFactory: () =>

@@ -315,10 +315,55 @@ export const testSchema = z.object({
 export const standaloneSchema = z.object({
   /** Start the example agent workers as child processes. */
   SPAWN_EXAMPLE_WORKERS: bool.default('true'),
-  /** Run the Kafka relay in the process (needs a broker at KAFKA_BROKERS). */
+  /**
+   * Run the Kafka relay in the process (needs a broker at KAFKA_BROKERS: without one that answers at start,
+   * the relay stays off).
+   */
   START_RELAY: bool.default('true'),
-  /** Run the push dispatcher in the process (needs the broker and Redis at REDIS_URL). */
+  /**
+   * Run the push dispatcher in the process (needs the broker and Redis at REDIS_URL: without both answering
+   * at start, it stays off and the agent cards declare no push notifications). `false` leaves the delivery
+   * to a dispatcher elsewhere: push notifications stay on.
+   */
   START_PUSH_DISPATCHER: bool.default('true'),
+});
+
+/**
+ * How the standalone process finds its Postgres (apps/standalone `local-servers.ts`): the server of
+ * POSTGRES_URL when it is set (never the embedded one); else the server libpq would use by default
+ * (PGHOST, PGPORT) when one answers there; else the embedded Postgres of the project, which it starts.
+ * Not part of `platformSchema`: that one gives POSTGRES_URL a default, this one asks whether it is set.
+ */
+export const localPostgresSchema = z.object({
+  POSTGRES_URL: z.string().min(1).optional(),
+  /** Host name, IP address or Unix-socket directory of the default local server (libpq's variable). */
+  PGHOST: z.string().min(1).default('127.0.0.1'),
+  PGPORT: port.default(5432),
+  /**
+   * Folder of the embedded Postgres: its cluster (`data/`) and server log (`server.log`), kept across
+   * restarts. A relative path is taken from the project root.
+   */
+  EMBEDDED_POSTGRES_DIR: z.string().min(1).default('.data/postgres'),
+  /** Port of the embedded Postgres on 127.0.0.1. */
+  EMBEDDED_POSTGRES_PORT: port.default(54329),
+});
+
+/**
+ * What the platform offers its clients beyond what every deployment has. Deployments of the separate apps
+ * offer everything; the standalone process switches off what an absent server (Kafka, Redis) cannot do, so
+ * that agent cards and capability checks tell the truth.
+ */
+export interface PlatformFeatures {
+  /** Webhooks are delivered: cards may declare `capabilities.pushNotifications`. */
+  pushNotifications: boolean;
+  /** Tenants' request rates are counted (in Redis) and their rate quotas enforced. */
+  requestRateQuotas: boolean;
+}
+
+/** Everything on: what each app offers unless the process that composes it says otherwise. */
+export const ALL_PLATFORM_FEATURES: Readonly<PlatformFeatures> = Object.freeze({
+  pushNotifications: true,
+  requestRateQuotas: true,
 });
 
 export const platformSchema = postgresSchema
@@ -356,6 +401,7 @@ export type AdminApiConfig = z.infer<typeof adminApiSchema> &
 export type PlatformConfig = z.infer<typeof platformSchema>;
 export type ObservabilityConfig = z.infer<typeof observabilitySchema>;
 export type TracingConfig = z.infer<typeof tracingSchema>;
+export type LocalPostgresConfig = z.infer<typeof localPostgresSchema>;
 
 /**
  * Reads and validates configuration from the environment (the only place that reads `process.env`).

@@ -1,7 +1,7 @@
 import { processEnv } from '@lib/config';
 import { EXAMPLE_AGENT_IDS } from '@lib/worker-sdk';
 import { spawn, type ChildProcess } from 'node:child_process';
-import { existsSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { dirname, join } from 'node:path';
 
@@ -115,6 +115,26 @@ export class PlatformProcess {
   kill(): Promise<void> {
     return this.stop('SIGKILL');
   }
+}
+
+/**
+ * The live processes whose command line contains `text`, e.g. the servers of a data folder (Linux: from /proc;
+ * zombies count as gone).
+ */
+export function processesNaming(text: string): number[] {
+  return readdirSync('/proc')
+    .filter((entry) => /^\d+$/.test(entry))
+    .filter((pid) => {
+      try {
+        const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+        const state = stat.slice(stat.lastIndexOf(')') + 2, stat.lastIndexOf(')') + 3);
+        const cmdline = readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0').join(' ');
+        return state !== 'Z' && cmdline.includes(text);
+      } catch {
+        return false;
+      }
+    })
+    .map(Number);
 }
 
 export function sleep(ms: number): Promise<void> {

@@ -1,31 +1,42 @@
 import { A2aError, isPlainObject, type A2aJsonRpcMethod } from '@lib/a2a-protocol';
+import type { PlatformFeatures } from '@lib/config';
 import { quotaRedis, RequestRateCounter, TenantUsage } from '@lib/tenancy';
 import { Inject, Injectable, Logger, type OnModuleDestroy } from '@nestjs/common';
 import type { Redis } from 'ioredis';
 import type { Pool } from 'pg';
 import type { HostedAgent } from '../cards/agent-registry';
-import { INGRESS_CONFIG, INGRESS_PG_POOL, type IngressModuleConfig } from '../tokens';
+import {
+  INGRESS_CONFIG,
+  INGRESS_FEATURES,
+  INGRESS_PG_POOL,
+  type IngressModuleConfig,
+} from '../tokens';
 
 /**
  * A tenant's quotas (admin API; TENANT_DEFAULT_* when unset): requests per second, counted in Redis across
  * every ingress replica, and tasks not yet terminal, checked when a message would start a new task. Over
  * a limit: QUOTA_EXCEEDED (HTTP 429 / gRPC RESOURCE_EXHAUSTED) with the seconds to wait. While Redis cannot
- * be reached the rate is not enforced (logged once per outage): a quota must not take the platform down.
+ * be reached the rate is not enforced (logged once per outage): a quota must not take the platform down. On a
+ * platform without request-rate quotas (the standalone process without Redis) rates are not counted at all.
  */
 @Injectable()
 export class TenantQuotas implements OnModuleDestroy {
   private readonly logger = new Logger(TenantQuotas.name);
-  private readonly redis: Redis;
-  private readonly rates: RequestRateCounter;
+  /** Null: request-rate quotas are off on this platform. */
+  private readonly redis: Redis | null;
+  private readonly rates: RequestRateCounter | null;
   private readonly usage: TenantUsage;
   private redisFailing = false;
 
   constructor(
     @Inject(INGRESS_CONFIG) private readonly config: IngressModuleConfig,
     @Inject(INGRESS_PG_POOL) pool: Pool,
+    @Inject(INGRESS_FEATURES) features: PlatformFeatures,
   ) {
-    this.redis = quotaRedis(config.REDIS_URL, 'a2a-ingress:quotas');
-    this.rates = new RequestRateCounter(this.redis);
+    this.redis = features.requestRateQuotas
+      ? quotaRedis(config.REDIS_URL, 'a2a-ingress:quotas')
+      : null;
+    this.rates = this.redis ? new RequestRateCounter(this.redis) : null;
     this.usage = new TenantUsage(pool);
   }
 
@@ -33,7 +44,7 @@ export class TenantQuotas implements OnModuleDestroy {
   async admitRequest(agent: HostedAgent): Promise<void> {
     const limit =
       agent.quotas.requestsPerSecond ?? this.config.TENANT_DEFAULT_REQUESTS_PER_SECOND ?? null;
-    if (limit === null) {
+    if (limit === null || this.rates === null) {
       return;
     }
     let count: number;
@@ -80,7 +91,7 @@ export class TenantQuotas implements OnModuleDestroy {
   }
 
   onModuleDestroy(): void {
-    this.redis.disconnect();
+    this.redis?.disconnect();
   }
 }
 

@@ -1,11 +1,11 @@
 import type { AgentExtension, AgentSkill } from '@lib/a2a-protocol';
-import type { IngressConfig } from '@lib/config';
+import type { IngressConfig, PlatformFeatures } from '@lib/config';
 import { isTransientDatabaseError } from '@lib/event-store';
 import { ConfigChanges, type AgentId, type AgentRef, type TenantId } from '@lib/tenancy';
 import { Inject, Injectable } from '@nestjs/common';
 import type { Pool } from 'pg';
 import { routingTenant } from '../gateway/agent-route';
-import { INGRESS_CONFIG, INGRESS_PG_POOL } from '../tokens';
+import { INGRESS_CONFIG, INGRESS_FEATURES, INGRESS_PG_POOL } from '../tokens';
 
 /** The hosted agent's own card fields, as registered with the platform. */
 export interface AgentProfile {
@@ -47,6 +47,8 @@ const CACHE_TTL_MS = 5_000;
  * Looks up hosted agents by (tenant, agent) route, with a short cache that a configuration change drops (an
  * agent's new definition is served within a second on every replica). While the database cannot be reached,
  * an agent seen before is served from the cache however old (cards stay discoverable during an outage).
+ * An agent's profile is the one offered here: on a platform without push notifications it declares none,
+ * so its card and the capability checks agree with what the platform does.
  */
 @Injectable()
 export class AgentRegistry {
@@ -57,6 +59,7 @@ export class AgentRegistry {
   constructor(
     @Inject(INGRESS_PG_POOL) private readonly pool: Pool,
     @Inject(INGRESS_CONFIG) config: IngressConfig,
+    @Inject(INGRESS_FEATURES) private readonly features: PlatformFeatures,
     changes: ConfigChanges,
   ) {
     this.anonymous = new Set(config.ANONYMOUS_AGENTS);
@@ -104,7 +107,9 @@ export class AgentRegistry {
       ? {
           tenantId,
           agentId,
-          profile: row.profile,
+          profile: this.features.pushNotifications
+            ? row.profile
+            : { ...row.profile, pushNotifications: false },
           tenantStatus: row.status,
           acceptsBearer: row.oidc,
           quotas: {

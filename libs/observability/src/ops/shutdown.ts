@@ -11,13 +11,16 @@ export interface ShutdownOptions {
   logger: LoggerService;
   /** What runs after the drain and before the modules close (the standalone process stops its workers). */
   beforeClose?: () => Promise<void>;
+  /** What runs once everything else has closed (the standalone process stops its embedded Postgres). */
+  afterClose?: () => Promise<void>;
 }
 
 /**
  * The graceful end of a process on SIGTERM or SIGINT (docs/deploy.md "Drain"), in place of Nest's own
  * shutdown hooks: readiness turns 503 at once and for good, every drain step runs (bounded by the grace),
- * then the modules close as usual and the process exits 0, logging how long it took. A second signal exits
- * at once (130).
+ * then the modules close as usual and the process exits 0, logging how long it took. Signals after the
+ * first change nothing (a Ctrl-C under npm arrives twice: from the terminal and forwarded by npm); a
+ * shutdown that does not finish in time ends the process with 1.
  */
 export function closeOnSignal(
   app: INestApplicationContext,
@@ -28,8 +31,7 @@ export function closeOnSignal(
   let signalled = false;
   const onSignal = (signal: NodeJS.Signals): void => {
     if (signalled) {
-      logger.warn(`${signal} again: exiting without finishing the shutdown`);
-      process.exit(130);
+      return;
     }
     signalled = true;
     const started = Date.now();
@@ -47,6 +49,7 @@ export function closeOnSignal(
       await options.beforeClose?.();
       await app.close();
       await ops.close();
+      await options.afterClose?.();
       logger.log(`shut down in ${Date.now() - started} ms`);
     })().then(
       () => process.exit(0),
