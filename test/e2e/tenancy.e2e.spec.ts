@@ -137,13 +137,15 @@ describe('tenant isolation (§10.9, §10.13)', () => {
     const again = await acme.client.getTask(GetTaskRequest.fromJSON({ id: task.id }));
     expect(again.id).toBe(task.id);
     // Executed by acme's own worker process, whose credential binds it to (acme, echo).
-    const connected = /connected .*workerId=(\S+) tenantId=acme agentId=echo/.exec(
-      acmeWorker?.log ?? '',
-    );
-    expect(connected, acmeWorker?.log).not.toBeNull();
+    const connected = (acmeWorker?.log ?? '')
+      .split('\n')
+      .filter((line) => line.startsWith('{'))
+      .map((line) => JSON.parse(line) as Record<string, unknown>)
+      .find((line) => line['msg'] === 'connected' && line['tenantId'] === 'acme');
+    expect(connected?.['agentId'], acmeWorker?.log).toBe('echo');
     const events = await taskEvents(platform.db.pool, 'acme', task.id);
     const lease = events.find((e) => e.event_type === 'TaskLeaseGranted');
-    expect(lease?.data['workerId']).toBe(connected?.[1]);
+    expect(lease?.data['workerId']).toBe(connected?.['workerId']);
     expect(await taskEvents(platform.db.pool, 'demo', task.id)).toHaveLength(0);
   });
 
