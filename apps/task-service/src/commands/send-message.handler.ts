@@ -261,7 +261,7 @@ export class SendMessageHandler {
         return this.repeated(ctx, earlier);
       } finally {
         if (session) {
-          this.dispatcher.granted(session, outcome);
+          this.dispatcher.granted(session, outcome, { tenantId: ctx.tenantId, taskId });
         }
       }
       switch (outcome.kind) {

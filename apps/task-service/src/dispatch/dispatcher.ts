@@ -4,8 +4,11 @@ import { isTransientDatabaseError, type EventMetadata, type Notice } from '@lib/
 import { detached, tracingEnabled, underTraceparent } from '@lib/observability';
 import {
   decide,
+  foldTask,
   lastUserMessage,
+  taskStreamId,
   type PresentTask,
+  type TaskAggregate,
   type TaskCommand,
   type TaskEvent,
 } from '@lib/task-domain';
@@ -22,6 +25,7 @@ import { Clock } from '../clock';
 import { NoticeBus } from '../notice-bus';
 import { TaskRepository } from '../task.repository';
 import { TASK_SERVICE_CONFIG } from '../tokens';
+import { TaskStore } from '../write/task-store';
 import { TaskWriter, type WriteOutcome } from '../write/task-writer';
 import { afterRound, openSlots, type ClaimRound } from './claim-round';
 import { dispatchInSpan } from './dispatch-span';
@@ -62,6 +66,7 @@ export class Dispatcher implements OnApplicationBootstrap, OnModuleDestroy {
 
   constructor(
     private readonly writer: TaskWriter,
+    private readonly store: TaskStore,
     private readonly tasks: TaskRepository,
     private readonly work: WorkQueue,
     private readonly bus: NoticeBus,
@@ -137,18 +142,49 @@ export class Dispatcher implements OnApplicationBootstrap, OnModuleDestroy {
   }
 
   /**
-   * The append a reservation was made for is over: when it leased the task to `session`, the assignment goes
-   * out (in the trace of the active context: the operation that made the append); otherwise (refused,
-   * failed, leased elsewhere) the room is given back.
+   * The append a reservation was made for is over: when the task is leased to `session` now, the assignment
+   * goes out (in the trace of the active context: the operation that made the append); otherwise (refused,
+   * leased elsewhere) the room is given back. An append that failed, or that found its messageId claimed,
+   * may have committed the grant on an earlier try whose outcome was lost with its connection (a retry then
+   * grants nothing, the lease being there already): the log says whether `session` holds the lease, and an
+   * assignment that never went out would leave the task waiting for the rest of its TTL.
    */
-  granted(session: WorkerSession, outcome: WriteOutcome | null): void {
+  granted(session: WorkerSession, outcome: WriteOutcome | null, task: TaskRef): void {
     session.reserved -= 1;
-    const leased =
-      outcome?.kind === 'written' && outcome.events.some((e) => e.type === 'TaskLeaseGranted')
+    const state =
+      outcome?.kind === 'written'
         ? outcome.after
-        : null;
-    if (leased?.lease?.workerId === session.workerId) {
-      this.deliver(session, leased);
+        : outcome?.kind === 'unchanged'
+          ? outcome.state
+          : null;
+    if (state && this.holds(session, state)) {
+      this.deliver(session, state);
+    } else if (outcome === null || outcome.kind === 'duplicate') {
+      void this.recheck(session, task);
+    } else {
+      this.wake(session.key);
+    }
+  }
+
+  /** The task is leased to `session` and its assignment has not gone out. */
+  private holds(session: WorkerSession, state: TaskAggregate): state is PresentTask {
+    return (
+      state.status === 'present' &&
+      state.work === 'leased' &&
+      state.lease?.workerId === session.workerId &&
+      session.inflight.get(state.task.id) !== state.lease.epoch
+    );
+  }
+
+  /** Delivers the task if the log shows it leased to `session` (see {@link granted}); else gives room back. */
+  private async recheck(session: WorkerSession, task: TaskRef): Promise<void> {
+    const streamId = taskStreamId(task.tenantId, task.taskId);
+    const state = await this.store
+      .readStreams([{ tenantId: task.tenantId, streamId }])
+      .then((histories) => foldTask(histories.get(streamId)?.events ?? []))
+      .catch(() => null);
+    if (state && !session.closed && this.holds(session, state)) {
+      this.deliver(session, state);
     } else {
       this.wake(session.key);
     }
@@ -349,7 +385,9 @@ export class Dispatcher implements OnApplicationBootstrap, OnModuleDestroy {
       );
       return outcome.kind === 'written';
     } finally {
-      underTraceparent(trace, () => this.granted(session, outcome));
+      underTraceparent(trace, () =>
+        this.granted(session, outcome, { tenantId: agent.tenantId, taskId }),
+      );
     }
   }
 

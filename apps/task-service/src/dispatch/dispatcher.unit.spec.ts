@@ -1,0 +1,128 @@
+import type { ServerDuplexStream } from '@grpc/grpc-js';
+import type { SendMessageResponse, Task, workerPb } from '@lib/a2a-protocol';
+import type { TaskServiceConfig } from '@lib/config';
+import { taskStreamId } from '@lib/task-domain';
+import { callContext } from '@lib/testing';
+import { describe, expect, it } from 'vitest';
+import { CountingIds } from '../../test/support/counting-ids';
+import { InMemoryTaskStore } from '../../test/support/in-memory-task-store';
+import { RecordedAudit } from '../../test/support/recorded-audit';
+import type { AgentDirectory } from '../agent-directory';
+import { SystemClock } from '../clock';
+import { SendMessageHandler } from '../commands/send-message.handler';
+import type { NoticeBus } from '../notice-bus';
+import type { TaskViews } from '../queries/task-views';
+import type { TaskRepository } from '../task.repository';
+import type { ChangeRefusal, StreamChange } from '../write/task-store';
+import { recordOf, type TaskWatch } from '../write/task-watch';
+import { TaskWriter } from '../write/task-writer';
+import { Dispatcher } from './dispatcher';
+import type { WorkQueue } from './work-queue';
+import { WorkerSession } from './worker-session';
+
+const ctx = callContext({ tenantId: 'acme', agentId: 'echo', principalId: 'alice' });
+
+/** A store whose next append commits, then loses its answer with the connection (an unknown outcome). */
+class OutcomeLosingStore extends InMemoryTaskStore {
+  loseNext = false;
+
+  override async append(changes: readonly StreamChange[]): Promise<Map<number, ChangeRefusal>> {
+    const refused = await super.append(changes);
+    if (this.loseNext) {
+      this.loseNext = false;
+      throw new Error('Connection terminated unexpectedly');
+    }
+    return refused;
+  }
+}
+
+function setUp() {
+  const store = new OutcomeLosingStore();
+  const writer = new TaskWriter(store, new CountingIds(), new RecordedAudit(), {
+    WRITER_BATCHES_IN_FLIGHT: 1,
+  });
+  const agents = {
+    capped: () => false,
+    maxConcurrency: () => Promise.resolve(null),
+    intake: () => Promise.resolve({ inputModes: ['text/plain'], messageReplies: false }),
+    leaseTtlMs: () => 30_000,
+  } as unknown as AgentDirectory;
+  const config = { LEASE_TTL_MS: 30_000, BLOCKING_SEND_TIMEOUT_MS: 1_000 } as TaskServiceConfig;
+  const dispatcher = new Dispatcher(
+    writer,
+    store,
+    {} as TaskRepository,
+    { queued: () => Promise.resolve([]) } as unknown as WorkQueue,
+    {} as NoticeBus,
+    new SystemClock(),
+    agents,
+    config,
+  );
+  const sent: workerPb.PlatformMessage[] = [];
+  const call = { write: (message: workerPb.PlatformMessage) => sent.push(message) };
+  const session = new WorkerSession(
+    'w-local',
+    { tenantId: ctx.tenantId, agentId: ctx.agentId },
+    4,
+    call as unknown as ServerDuplexStream<workerPb.WorkerMessage, workerPb.PlatformMessage>,
+  );
+  dispatcher.attach(session);
+  const handler = new SendMessageHandler(
+    writer,
+    store,
+    {
+      find: (_call: unknown, taskId: string) => {
+        const state = store.views.get(taskStreamId(ctx.tenantId, taskId));
+        return Promise.resolve(state ? recordOf(state) : null);
+      },
+    } as unknown as TaskViews,
+    {} as TaskWatch,
+    agents,
+    dispatcher,
+    new SystemClock(),
+    new CountingIds(),
+    new RecordedAudit(),
+    config,
+  );
+  const send = (messageId: string) =>
+    handler.execute(
+      {
+        message: { messageId, role: 'ROLE_USER', parts: [{ text: 'hello' }] },
+        configuration: { returnImmediately: true },
+      },
+      ctx,
+    );
+  return { store, session, sent, send };
+}
+
+describe('Dispatcher: the assignment of a lease granted with the acceptance', () => {
+  it('goes out when the append committed', async () => {
+    const { session, sent, send } = setUp();
+    const { result } = await send('m1');
+    const task = (result as Extract<SendMessageResponse, { task: Task }>).task;
+    expect(sent.map((m) => m.assignment?.taskId)).toStrictEqual([task.id]);
+    expect(session.inflight.get(task.id)).toBe(1);
+  });
+
+  it('goes out when the append committed but its answer was lost with the connection', async () => {
+    const { store, session, sent, send } = setUp();
+    store.loseNext = true;
+    await expect(send('m1')).rejects.toThrow('Connection terminated');
+    // The log holds the lease to this worker: it gets the task rather than the task waiting out the TTL.
+    await expect.poll(() => sent.length).toBe(1);
+    const taskId = sent[0]?.assignment?.taskId ?? '';
+    expect(store.views.get(taskStreamId('acme', taskId))?.lease?.workerId).toBe('w-local');
+    expect(session.inflight.get(taskId)).toBe(1);
+    expect(session.free).toBe(3);
+  });
+
+  it('does not go out twice when the client retries the message', async () => {
+    const { store, sent, send } = setUp();
+    store.loseNext = true;
+    await expect(send('m1')).rejects.toThrow('Connection terminated');
+    await expect.poll(() => sent.length).toBe(1);
+    await send('m1');
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    expect(sent).toHaveLength(1);
+  });
+});
