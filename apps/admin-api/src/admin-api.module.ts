@@ -8,7 +8,7 @@ import {
   type AdminApiConfig,
 } from '@lib/config';
 import { createPool, pingPostgres } from '@lib/event-store';
-import { lifecycle, ObservabilityModule, OpsModule } from '@lib/observability';
+import { lifecycle, ObservabilityModule, OpsModule, OpsRegistrations } from '@lib/observability';
 import { PushDeliveryStore } from '@lib/push';
 import { AgentStore, CredentialStore, IssuerStore, quotaRedis, TenantStore } from '@lib/tenancy';
 import {
@@ -18,7 +18,6 @@ import {
   type DynamicModule,
   type MiddlewareConsumer,
   type NestModule,
-  type OnApplicationBootstrap,
   type OnApplicationShutdown,
 } from '@nestjs/common';
 import type { Redis } from 'ioredis';
@@ -78,17 +77,13 @@ class AdminConnectionsCloser implements OnApplicationShutdown {
 }
 
 /** Readiness of the admin API (docs/deploy.md): Postgres answers (Redis only serves usage and redrives). */
-class AdminOps implements OnApplicationBootstrap, OnApplicationShutdown {
-  private remove: () => void = () => undefined;
-
-  constructor(@Inject(ADMIN_PG_POOL) private readonly pool: Pool) {}
-
-  onApplicationBootstrap(): void {
-    this.remove = lifecycle.addReadinessCheck('postgres', () => pingPostgres(this.pool));
+class AdminOps extends OpsRegistrations {
+  constructor(@Inject(ADMIN_PG_POOL) private readonly pool: Pool) {
+    super();
   }
 
-  onApplicationShutdown(): void {
-    this.remove();
+  protected register(): (() => void)[] {
+    return [lifecycle.addReadinessCheck('postgres', () => pingPostgres(this.pool))];
   }
 }
 

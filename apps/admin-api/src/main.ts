@@ -1,12 +1,6 @@
 import { loadConfig, observabilitySchema } from '@lib/config';
 import { migrate, whenDatabaseReachable } from '@lib/event-store';
-import {
-  closeOnSignal,
-  drainHttpApp,
-  OpsServer,
-  ReadinessProbe,
-  startObservability,
-} from '@lib/observability';
+import { drainHttpApp, OpsServer, startObservability } from '@lib/observability';
 import { Logger } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import 'reflect-metadata';
@@ -25,8 +19,7 @@ async function bootstrap(): Promise<void> {
   const app = await NestFactory.create(AdminApiModule.forRoot(config), { bodyParser: false });
   drainHttpApp(app, 'admin-http');
   await app.listen(config.ADMIN_API_PORT, config.ADMIN_API_HOST);
-  ops.attach(app.get(ReadinessProbe));
-  closeOnSignal(app, ops, { graceMs: observability.SHUTDOWN_GRACE_MS, logger });
+  ops.serve(app, { graceMs: observability.SHUTDOWN_GRACE_MS, logger });
   logger.log(
     `admin API ready: http://${config.ADMIN_API_HOST}:${config.ADMIN_API_PORT}/admin/v1/openapi.json; ops endpoints on ${ops.url}`,
   );

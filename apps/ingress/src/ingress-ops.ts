@@ -1,11 +1,6 @@
 import { pingPostgres } from '@lib/event-store';
-import { lifecycle, metrics } from '@lib/observability';
-import {
-  Inject,
-  Injectable,
-  type OnApplicationBootstrap,
-  type OnApplicationShutdown,
-} from '@nestjs/common';
+import { lifecycle, metrics, OpsRegistrations } from '@lib/observability';
+import { Inject, Injectable } from '@nestjs/common';
 import type { Pool } from 'pg';
 import { A2aGrpcServer } from './grpc/a2a-grpc.server';
 import { TaskEventFeed } from './streaming/task-event-feed';
@@ -18,17 +13,17 @@ import { INGRESS_PG_POOL } from './tokens';
  * registered where it is created (main.ts, the standalone process).
  */
 @Injectable()
-export class IngressOps implements OnApplicationBootstrap, OnApplicationShutdown {
-  private removers: (() => void)[] = [];
-
+export class IngressOps extends OpsRegistrations {
   constructor(
     @Inject(INGRESS_PG_POOL) private readonly pool: Pool,
     private readonly feed: TaskEventFeed,
     private readonly grpc: A2aGrpcServer,
-  ) {}
+  ) {
+    super();
+  }
 
-  onApplicationBootstrap(): void {
-    this.removers = [
+  protected register(): (() => void)[] {
+    return [
       lifecycle.addReadinessCheck('postgres', () => pingPostgres(this.pool)),
       lifecycle.addDrainStep('ingress-streams', () => {
         this.feed.closeAll();
@@ -40,9 +35,5 @@ export class IngressOps implements OnApplicationBootstrap, OnApplicationShutdown
         return Promise.resolve();
       }),
     ];
-  }
-
-  onApplicationShutdown(): void {
-    this.removers.forEach((remove) => remove());
   }
 }

@@ -1,11 +1,5 @@
 import { loadConfig, observabilitySchema } from '@lib/config';
-import {
-  closeOnSignal,
-  drainHttpApp,
-  OpsServer,
-  ReadinessProbe,
-  startObservability,
-} from '@lib/observability';
+import { drainHttpApp, OpsServer, startObservability } from '@lib/observability';
 import { Logger } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import 'reflect-metadata';
@@ -19,8 +13,7 @@ async function bootstrap(): Promise<void> {
   const app = await NestFactory.create(IngressModule.forRoot(config), { bodyParser: false });
   drainHttpApp(app, 'ingress-http');
   await app.listen(config.INGRESS_PORT, config.INGRESS_HOST);
-  ops.attach(app.get(ReadinessProbe));
-  closeOnSignal(app, ops, { graceMs: observability.SHUTDOWN_GRACE_MS, logger });
+  ops.serve(app, { graceMs: observability.SHUTDOWN_GRACE_MS, logger });
   logger.log(`ingress ready; ops endpoints on ${ops.url} (/livez, /readyz, /metrics)`);
 }
 

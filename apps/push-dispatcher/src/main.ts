@@ -1,6 +1,6 @@
 import { ingressSchema, loadConfig, observabilitySchema } from '@lib/config';
 import { migrate, whenDatabaseReachable } from '@lib/event-store';
-import { closeOnSignal, OpsServer, ReadinessProbe, startObservability } from '@lib/observability';
+import { OpsServer, startObservability } from '@lib/observability';
 import { loadSigningKey } from '@lib/signing';
 import { Logger } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
@@ -31,9 +31,8 @@ async function bootstrap(): Promise<void> {
     PushDispatcherModule.forRoot(config, { provide: PUSH_SIGNING_KEY, useValue: key }),
   );
   await app.init();
-  ops.attach(app.get(ReadinessProbe));
   const logger = new Logger('PushDispatcher');
-  closeOnSignal(app, ops, { graceMs: observability.SHUTDOWN_GRACE_MS, logger });
+  ops.serve(app, { graceMs: observability.SHUTDOWN_GRACE_MS, logger });
   logger.log(`push dispatcher ready; ops endpoints on ${ops.url} (/livez, /readyz, /metrics)`);
 }
 

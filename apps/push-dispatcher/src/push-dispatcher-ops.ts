@@ -1,11 +1,6 @@
 import { pingPostgres } from '@lib/event-store';
-import { lifecycle, metrics } from '@lib/observability';
-import {
-  Inject,
-  Injectable,
-  type OnApplicationBootstrap,
-  type OnApplicationShutdown,
-} from '@nestjs/common';
+import { lifecycle, metrics, OpsRegistrations } from '@lib/observability';
+import { Inject, Injectable } from '@nestjs/common';
 import type { Pool } from 'pg';
 import { DeliveryStore } from './delivery-store';
 import { FeedConsumer } from './feed-consumer';
@@ -19,18 +14,18 @@ import { PUSH_PG_POOL } from './tokens';
  * and lane jobs in flight finish.
  */
 @Injectable()
-export class PushDispatcherOps implements OnApplicationBootstrap, OnApplicationShutdown {
-  private removers: (() => void)[] = [];
-
+export class PushDispatcherOps extends OpsRegistrations {
   constructor(
     @Inject(PUSH_PG_POOL) private readonly pool: Pool,
     private readonly store: DeliveryStore,
     private readonly feed: FeedConsumer,
     private readonly lanes: LaneQueue,
-  ) {}
+  ) {
+    super();
+  }
 
-  onApplicationBootstrap(): void {
-    this.removers = [
+  protected register(): (() => void)[] {
+    return [
       lifecycle.addReadinessCheck('postgres', () => pingPostgres(this.pool)),
       lifecycle.addReadinessCheck('redis', () => this.lanes.ping()),
       lifecycle.addReadinessCheck('kafka-consumer', () =>
@@ -40,9 +35,5 @@ export class PushDispatcherOps implements OnApplicationBootstrap, OnApplicationS
       ),
       metrics.addSource(async () => metrics.pushBacklog.set(await this.store.backlog())),
     ];
-  }
-
-  onApplicationShutdown(): void {
-    this.removers.forEach((remove) => remove());
   }
 }

@@ -1,6 +1,6 @@
 import { loadConfig, observabilitySchema } from '@lib/config';
 import { migrate, whenDatabaseReachable } from '@lib/event-store';
-import { closeOnSignal, OpsServer, ReadinessProbe, startObservability } from '@lib/observability';
+import { OpsServer, startObservability } from '@lib/observability';
 import { Logger } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import 'reflect-metadata';
@@ -17,8 +17,7 @@ async function bootstrap(): Promise<void> {
   );
   const app = await NestFactory.createApplicationContext(RelayModule.forRoot(config));
   await app.init();
-  ops.attach(app.get(ReadinessProbe));
-  closeOnSignal(app, ops, { graceMs: observability.SHUTDOWN_GRACE_MS, logger });
+  ops.serve(app, { graceMs: observability.SHUTDOWN_GRACE_MS, logger });
   logger.log(`relay ready; ops endpoints on ${ops.url} (/livez, /readyz, /metrics)`);
 }
 

@@ -1,11 +1,6 @@
 import { pingPostgres } from '@lib/event-store';
-import { lifecycle } from '@lib/observability';
-import {
-  Inject,
-  Injectable,
-  type OnApplicationBootstrap,
-  type OnApplicationShutdown,
-} from '@nestjs/common';
+import { lifecycle, OpsRegistrations } from '@lib/observability';
+import { Inject, Injectable } from '@nestjs/common';
 import type { Pool } from 'pg';
 import { RelayService } from './relay.service';
 import { RELAY_PG_POOL } from './tokens';
@@ -16,16 +11,16 @@ import { RELAY_PG_POOL } from './tokens';
  * it publishes; its drain is its close (the batch in flight is published and checkpointed first).
  */
 @Injectable()
-export class RelayOps implements OnApplicationBootstrap, OnApplicationShutdown {
-  private removers: (() => void)[] = [];
-
+export class RelayOps extends OpsRegistrations {
   constructor(
     @Inject(RELAY_PG_POOL) private readonly pool: Pool,
     private readonly relay: RelayService,
-  ) {}
+  ) {
+    super();
+  }
 
-  onApplicationBootstrap(): void {
-    this.removers = [
+  protected register(): (() => void)[] {
+    return [
       lifecycle.addReadinessCheck('postgres', () => pingPostgres(this.pool)),
       lifecycle.addReadinessCheck('kafka-relay', () =>
         this.relay.failure === null
@@ -33,9 +28,5 @@ export class RelayOps implements OnApplicationBootstrap, OnApplicationShutdown {
           : Promise.reject(new Error(`the relay is retrying: ${this.relay.failure}`)),
       ),
     ];
-  }
-
-  onApplicationShutdown(): void {
-    this.removers.forEach((remove) => remove());
   }
 }

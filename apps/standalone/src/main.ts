@@ -6,13 +6,7 @@ import {
   type PlatformConfig,
 } from '@lib/config';
 import { createPool, migrate, migrationsDir, whenDatabaseReachable } from '@lib/event-store';
-import {
-  closeOnSignal,
-  drainHttpApp,
-  OpsServer,
-  ReadinessProbe,
-  startObservability,
-} from '@lib/observability';
+import { drainHttpApp, OpsServer, startObservability } from '@lib/observability';
 import { Logger } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import { dirname } from 'node:path';
@@ -60,7 +54,6 @@ async function run(config: PlatformConfig, servers: LocalServers, logger: Logger
   });
   drainHttpApp(app, 'ingress-http');
   await app.listen(config.INGRESS_PORT, config.INGRESS_HOST);
-  ops.attach(app.get(ReadinessProbe));
   const { workerPort } = app.get(GrpcServers);
 
   const supervisor = new WorkerSupervisor(
@@ -75,7 +68,7 @@ async function run(config: PlatformConfig, servers: LocalServers, logger: Logger
   logger.log(`A2A platform ready: ${base}/.well-known/agent-card.json (API key header X-API-Key)`);
   logger.log(`ops endpoints on ${ops.url} (/livez, /readyz, /metrics)`);
   // The embedded Postgres goes last: everything above still uses it while it stops.
-  closeOnSignal(app, ops, {
+  ops.serve(app, {
     graceMs: config.SHUTDOWN_GRACE_MS,
     logger,
     beforeClose: () => supervisor.stop(),

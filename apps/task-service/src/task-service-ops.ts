@@ -1,12 +1,7 @@
 import type { TaskServiceConfig } from '@lib/config';
 import { pingPostgres } from '@lib/event-store';
-import { lifecycle, metrics } from '@lib/observability';
-import {
-  Inject,
-  Injectable,
-  type OnApplicationBootstrap,
-  type OnApplicationShutdown,
-} from '@nestjs/common';
+import { lifecycle, metrics, OpsRegistrations } from '@lib/observability';
+import { Inject, Injectable } from '@nestjs/common';
 import type { Pool } from 'pg';
 import { WorkQueue } from './dispatch/work-queue';
 import { GrpcServers } from './grpc/grpc-servers';
@@ -21,9 +16,7 @@ import { PG_POOL, TASK_SERVICE_CONFIG } from './tokens';
  * the tasks by state, the work queue and the connected workers.
  */
 @Injectable()
-export class TaskServiceOps implements OnApplicationBootstrap, OnApplicationShutdown {
-  private removers: (() => void)[] = [];
-
+export class TaskServiceOps extends OpsRegistrations {
   constructor(
     @Inject(PG_POOL) private readonly pool: Pool,
     private readonly servers: GrpcServers,
@@ -31,10 +24,12 @@ export class TaskServiceOps implements OnApplicationBootstrap, OnApplicationShut
     private readonly work: WorkQueue,
     private readonly views: TaskViews,
     @Inject(TASK_SERVICE_CONFIG) private readonly config: TaskServiceConfig,
-  ) {}
+  ) {
+    super();
+  }
 
-  onApplicationBootstrap(): void {
-    this.removers = [
+  protected register(): (() => void)[] {
+    return [
       lifecycle.addReadinessCheck('postgres', () => pingPostgres(this.pool)),
       lifecycle.addDrainStep('task-service-commands', (deadline) =>
         this.servers.stopCommands(deadline),
@@ -61,9 +56,5 @@ export class TaskServiceOps implements OnApplicationBootstrap, OnApplicationShut
         return Promise.resolve();
       }),
     ];
-  }
-
-  onApplicationShutdown(): void {
-    this.removers.forEach((remove) => remove());
   }
 }

@@ -1,3 +1,5 @@
+import type { OnApplicationBootstrap, OnApplicationShutdown } from '@nestjs/common';
+
 /** Resolves when the dependency is usable; rejects with why not. */
 export type ReadinessCheck = () => Promise<void>;
 
@@ -94,3 +96,22 @@ export class ProcessLifecycle {
 
 /** The lifecycle of this process. */
 export const lifecycle = new ProcessLifecycle();
+
+/**
+ * A component's registrations with the process (readiness checks, drain steps, metrics sources): made when
+ * the application has started, removed when it shuts down. Each app's `*-ops.ts` provider extends it.
+ */
+export abstract class OpsRegistrations implements OnApplicationBootstrap, OnApplicationShutdown {
+  private removers: (() => void)[] = [];
+
+  /** Registers what the component tells the ops listener; returns what removes each registration. */
+  protected abstract register(): (() => void)[];
+
+  onApplicationBootstrap(): void {
+    this.removers = this.register();
+  }
+
+  onApplicationShutdown(): void {
+    this.removers.splice(0).forEach((remove) => remove());
+  }
+}

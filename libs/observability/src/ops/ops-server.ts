@@ -1,5 +1,10 @@
 import type { ObservabilityConfig } from '@lib/config';
-import { Injectable, Module, ServiceUnavailableException } from '@nestjs/common';
+import {
+  Injectable,
+  Module,
+  ServiceUnavailableException,
+  type INestApplicationContext,
+} from '@nestjs/common';
 import {
   HealthCheckService,
   HealthIndicatorService,
@@ -10,6 +15,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo } from 'node:net';
 import { lifecycle, type ProcessLifecycle, type ReadinessCheck } from './lifecycle';
 import { metrics, type PlatformMetrics } from './metrics';
+import { closeOnSignal, type ShutdownOptions } from './shutdown';
 
 /** A readiness check that does not answer within this counts as down. */
 const CHECK_TIMEOUT_MS = 2_000;
@@ -100,6 +106,12 @@ export class OpsServer {
   attach(probe: ReadinessProbe): void {
     this.probe = probe;
     this.state.serving();
+  }
+
+  /** The app is up ({@link attach}) and drains on SIGTERM or SIGINT ({@link closeOnSignal}). */
+  serve(app: INestApplicationContext, options: ShutdownOptions): void {
+    this.attach(app.get(ReadinessProbe));
+    closeOnSignal(app, this, options);
   }
 
   async close(): Promise<void> {
