@@ -61,6 +61,19 @@ export default defineConfig({
           fileParallelism: false,
         },
       },
+      {
+        ...shared,
+        test: {
+          // The web console in a real Chromium (playwright-core, the machine's browser) against the whole
+          // platform: pages, live updates, A2UI, accessibility (axe-core) and screenshots (docs/console/).
+          name: 'browser',
+          sequence: { groupOrder: 4 },
+          include: ['test/browser/**/*.browser.spec.ts'],
+          testTimeout: 120_000,
+          hookTimeout: 180_000,
+          fileParallelism: false,
+        },
+      },
     ],
   },
 });

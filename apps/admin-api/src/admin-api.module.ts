@@ -27,6 +27,7 @@ import { AdminAuditInterceptor } from './admin-audit.interceptor';
 import { AdminAuthenticator } from './admin-auth';
 import { AgentsController } from './agents.controller';
 import { AuditController } from './audit.controller';
+import { ConsoleController } from './console.controller';
 import {
   AdminKeysController,
   ApiKeysController,
@@ -98,7 +99,7 @@ export class AdminApiModule implements NestModule {
     return {
       module: AdminApiModule,
       imports: [OpsModule, ObservabilityModule],
-      controllers: [...ADMIN_CONTROLLERS, OpenApiController],
+      controllers: [...ADMIN_CONTROLLERS, OpenApiController, ConsoleController],
       providers: [
         { provide: ADMIN_CONFIG, useValue: config },
         {

@@ -214,6 +214,11 @@ export const adminApiSchema = z
      * exists) and for automation that holds a secret store. Unset: only admin keys issued through the API.
      */
     ADMIN_BOOTSTRAP_TOKEN: z.string().min(24).optional(),
+    /**
+     * The built web console (`npm run build` writes it to `dist/console`), served at `/console/`. Unset: the
+     * `console` folder beside the built apps.
+     */
+    CONSOLE_DIR: z.string().min(1).optional(),
   })
   .merge(oidcSchema);
 
