@@ -7,8 +7,11 @@ export interface ConsolePlatform extends Standalone {
   adminToken: string;
 }
 
-export async function bootConsolePlatform(prefix: string): Promise<ConsolePlatform> {
+export async function bootConsolePlatform(
+  prefix: string,
+  env: Record<string, string> = {},
+): Promise<ConsolePlatform> {
   const adminToken = randomBytes(24).toString('base64url');
-  const platform = await bootStandalone(prefix, { ADMIN_BOOTSTRAP_TOKEN: adminToken });
+  const platform = await bootStandalone(prefix, { ...env, ADMIN_BOOTSTRAP_TOKEN: adminToken });
   return { ...platform, consoleUrl: `${platform.baseUrl}/console/`, adminToken };
 }
