@@ -12,8 +12,11 @@ import './deliveries-page';
 import './oidc-issuers-page';
 import { adminPath, problemText, routeHref } from './page';
 import { parseRoute, TENANT_SECTIONS, type Route } from './route';
+import './task-page';
+import './tasks-page';
 import './tenant-overview-page';
 import './tenants-page';
+import './workers-page';
 
 /** Who signed in: a platform admin sees every tenant, a tenant admin (`tenant:admin` key) only its own. */
 type Role = { kind: 'platform' } | { kind: 'tenant'; tenantId: string };
@@ -264,7 +267,7 @@ export class OperatorApp extends LitElement {
                     <a
                       href=${routeHref(['tenants', tenantId, section])}
                       aria-current=${current(
-                        route.page === 'tenant' && route.section === section && !route.agentId,
+                        route.page === 'tenant' && route.section === section && !route.itemId,
                       )}
                       >${title}</a
                     >
@@ -308,11 +311,11 @@ export class OperatorApp extends LitElement {
           .platformAdmin=${platformAdmin}
         ></a2a-op-tenant-overview>`;
       case 'agents':
-        return route.agentId
+        return route.itemId
           ? html`<a2a-op-agent
               .api=${this.api}
               .tenantId=${tenantId}
-              .agentId=${route.agentId}
+              .agentId=${route.itemId}
               .platformAdmin=${platformAdmin}
             ></a2a-op-agent>`
           : html`<a2a-op-agents
@@ -320,6 +323,25 @@ export class OperatorApp extends LitElement {
               .tenantId=${tenantId}
               .platformAdmin=${platformAdmin}
             ></a2a-op-agents>`;
+      case 'tasks':
+        return route.itemId
+          ? html`<a2a-op-task
+              .api=${this.api}
+              .tenantId=${tenantId}
+              .taskId=${route.itemId}
+              .platformAdmin=${platformAdmin}
+            ></a2a-op-task>`
+          : html`<a2a-op-tasks
+              .api=${this.api}
+              .tenantId=${tenantId}
+              .platformAdmin=${platformAdmin}
+            ></a2a-op-tasks>`;
+      case 'workers':
+        return html`<a2a-op-workers
+          .api=${this.api}
+          .tenantId=${tenantId}
+          .platformAdmin=${platformAdmin}
+        ></a2a-op-workers>`;
       case 'api-keys':
         return html`<a2a-op-api-keys
           .api=${this.api}

@@ -149,6 +149,9 @@ export const operatorStyles = css`
   a {
     color: var(--accent);
   }
+  .panel h3 {
+    margin-top: 0.8rem;
+  }
   .scroll {
     overflow-x: auto;
   }

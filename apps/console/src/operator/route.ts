@@ -1,6 +1,8 @@
 /** The pages of one tenant, in the order of its navigation. */
 export const TENANT_SECTIONS = [
   ['overview', 'Overview and usage'],
+  ['tasks', 'Tasks'],
+  ['workers', 'Workers'],
   ['agents', 'Agents'],
   ['api-keys', 'API keys'],
   ['oidc-issuers', 'OIDC issuers'],
@@ -10,11 +12,14 @@ export const TENANT_SECTIONS = [
 
 export type TenantSection = (typeof TENANT_SECTIONS)[number][0];
 
-/** Where the operator is: `#/tenants`, `#/admin-keys`, `#/tenants/<t>[/<section>[/<agent>]]`. */
+/**
+ * Where the operator is: `#/tenants`, `#/admin-keys`, `#/tenants/<t>[/<section>[/<item>]]`, the item being an
+ * agent or a task.
+ */
 export type Route =
   | { page: 'tenants' }
   | { page: 'admin-keys' }
-  | { page: 'tenant'; tenantId: string; section: TenantSection; agentId?: string }
+  | { page: 'tenant'; tenantId: string; section: TenantSection; itemId?: string }
   | { page: 'not-found' };
 
 const isSection = (value: string): value is TenantSection =>
@@ -32,7 +37,7 @@ export function parseRoute(hash: string): Route {
         return part;
       }
     });
-  const [first, tenantId, section = 'overview', agentId, ...rest] = parts;
+  const [first, tenantId, section = 'overview', itemId, ...rest] = parts;
   if (first === undefined || (first === 'tenants' && tenantId === undefined)) {
     return { page: 'tenants' };
   }
@@ -42,9 +47,9 @@ export function parseRoute(hash: string): Route {
   if (first !== 'tenants' || tenantId === undefined || !isSection(section) || rest.length > 0) {
     return { page: 'not-found' };
   }
-  if (agentId !== undefined) {
-    return section === 'agents'
-      ? { page: 'tenant', tenantId, section, agentId }
+  if (itemId !== undefined) {
+    return section === 'agents' || section === 'tasks'
+      ? { page: 'tenant', tenantId, section, itemId }
       : { page: 'not-found' };
   }
   return { page: 'tenant', tenantId, section };

@@ -171,3 +171,25 @@ export interface AuditVerification {
   head?: Record<string, unknown>;
   firstBroken?: { seq?: number; recordId?: string; problem?: string };
 }
+
+/** A task in the operators' list (`GET …/tasks`, and each change of `…/tasks/changes`). */
+export interface TaskSummary {
+  taskId: string;
+  contextId: string;
+  agentId: string;
+  ownerId: string;
+  state: string;
+  statusTimestamp: string | null;
+  version: number | null;
+}
+
+export const TASK_STATES = [
+  'TASK_STATE_SUBMITTED',
+  'TASK_STATE_WORKING',
+  'TASK_STATE_INPUT_REQUIRED',
+  'TASK_STATE_AUTH_REQUIRED',
+  'TASK_STATE_COMPLETED',
+  'TASK_STATE_FAILED',
+  'TASK_STATE_CANCELED',
+  'TASK_STATE_REJECTED',
+] as const;
