@@ -296,6 +296,13 @@ describe('the operator console', () => {
       [dead],
     );
     expect(stored.rows[0]).toStrictEqual({ state: 'pending', attempts: 0 });
+    // A task's deliveries have a page of their own (linked from the task page).
+    await visit(`#/tenants/demo/deliveries/${task.id}`, 'Webhook deliveries of demo');
+    expect(await page.getByLabel('Task id').inputValue()).toBe(task.id);
+    await expect.poll(() => page.getByRole('row').count()).toBe(3);
+    expect(await page.getByRole('row', { name: new RegExp(dead) }).textContent()).toMatch(
+      /pending\s*0\s*—/,
+    );
     const queue = new Queue(LANE_QUEUE, { connection: { url: REDIS_URL }, prefix: QUEUE_PREFIX });
     expect(await queue.getJobCounts('waiting', 'delayed')).toMatchObject({ waiting: 1 });
     await queue.close();

@@ -13,10 +13,13 @@ export class DeliveriesPage extends OperatorPage {
   static override properties = {
     deliveries: { state: true },
     nextCursor: { state: true },
+    taskId: { attribute: false },
     filter: { state: true },
     notice: { state: true },
   };
 
+  /** The task whose deliveries are shown first (from the route); empty: all the tenant's. */
+  declare taskId: string;
   declare deliveries: PushDelivery[] | null;
   declare nextCursor: string | undefined;
   declare filter: DeliveryFilter;
@@ -24,6 +27,7 @@ export class DeliveriesPage extends OperatorPage {
 
   constructor() {
     super();
+    this.taskId = '';
     this.deliveries = null;
     this.nextCursor = undefined;
     this.filter = { task: '', state: '' };
@@ -32,6 +36,7 @@ export class DeliveriesPage extends OperatorPage {
 
   override connectedCallback(): void {
     super.connectedCallback();
+    this.filter = { task: this.taskId, state: '' };
     void this.load(false);
   }
 

@@ -359,6 +359,7 @@ export class OperatorApp extends LitElement {
           .api=${this.api}
           .tenantId=${tenantId}
           .platformAdmin=${platformAdmin}
+          .taskId=${route.itemId ?? ''}
         ></a2a-op-deliveries>`;
       case 'audit':
         return html`<a2a-op-audit

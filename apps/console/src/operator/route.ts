@@ -14,7 +14,7 @@ export type TenantSection = (typeof TENANT_SECTIONS)[number][0];
 
 /**
  * Where the operator is: `#/tenants`, `#/admin-keys`, `#/tenants/<t>[/<section>[/<item>]]`, the item being an
- * agent or a task.
+ * agent, a task, or the task whose webhook deliveries are shown.
  */
 export type Route =
   | { page: 'tenants' }
@@ -48,7 +48,7 @@ export function parseRoute(hash: string): Route {
     return { page: 'not-found' };
   }
   if (itemId !== undefined) {
-    return section === 'agents' || section === 'tasks'
+    return section === 'agents' || section === 'tasks' || section === 'deliveries'
       ? { page: 'tenant', tenantId, section, itemId }
       : { page: 'not-found' };
   }

@@ -1,5 +1,5 @@
 import { html, nothing, type TemplateResult } from 'lit';
-import { adminPath, OperatorPage, when } from './page';
+import { adminPath, OperatorPage, routeHref, when } from './page';
 import { count, partsText, record, records, stateText, text, textOrNull, type Json } from './parse';
 
 interface TimelineEntry {
@@ -97,6 +97,9 @@ export class TaskPage extends OperatorPage {
     const detail = this.detail;
     return html`<div class="toolbar">
         <h1>Task <code>${this.taskId}</code></h1>
+        <a href=${routeHref(['tenants', this.tenantId, 'deliveries', this.taskId])}
+          >Webhook deliveries of this task</a
+        >
         <button type="button" class="secondary" @click=${() => void this.load()}>Refresh</button>
       </div>
       ${this.feedback()} ${detail ? this.summary(detail) : nothing}
