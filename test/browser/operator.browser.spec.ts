@@ -200,6 +200,12 @@ describe('the operator console', () => {
     const secretField = page.getByRole('textbox', { name: 'New API key' });
     await expect.poll(() => secretField.inputValue()).toMatch(/^a2a_/);
     const secret = await secretField.inputValue();
+    // The secret has the focus, so a keyboard user goes on to Copy.
+    expect(
+      await secretField.evaluate((field: { matches(selector: string): boolean }) =>
+        field.matches(':focus'),
+      ),
+    ).toBe(true);
     await checkPage('api-keys');
     await page.getByRole('button', { name: 'Copy' }).click();
     await page.getByText('Copied to the clipboard.').waitFor();
@@ -330,6 +336,7 @@ describe('the operator console', () => {
     );
 
     await page.getByRole('button', { name: 'Verify chain' }).click();
+    await expect.poll(() => page.getByRole('status', { name: /^Chain verified/ }).count()).toBe(1);
     const verified = page.getByRole('heading', { name: /^Chain verified: \d+ records, unbroken$/ });
     await verified.waitFor();
     const checked = Number(/(\d+) records/.exec((await verified.textContent()) ?? '')?.[1]);

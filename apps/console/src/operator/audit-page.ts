@@ -128,7 +128,7 @@ export class AuditLogPage extends OperatorPage {
       return nothing;
     }
     if (result.ok) {
-      return html`<section class="panel" aria-labelledby="verified">
+      return html`<section class="panel" role="status" aria-labelledby="verified">
         <h2 id="verified" class="ok">Chain verified: ${result.records} records, unbroken</h2>
         ${result.head
           ? html`<p>Head (keep it where the database's users cannot write):</p>

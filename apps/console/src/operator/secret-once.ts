@@ -26,6 +26,13 @@ export class SecretOnce extends LitElement {
     this.copied = '';
   }
 
+  /** Keyboard and screen reader users land on the secret, selected, with Copy next. */
+  override firstUpdated(): void {
+    const field = this.renderRoot.querySelector('input');
+    field?.focus();
+    field?.select();
+  }
+
   private async copy(): Promise<void> {
     try {
       await navigator.clipboard.writeText(this.secret);
