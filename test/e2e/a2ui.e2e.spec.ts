@@ -11,6 +11,7 @@ import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { rawRpc, request, taskResult } from './support/json-rpc';
 import { bootStandalone, taskEvents, type Standalone } from './support/platform';
+import { rest, restBaseUrl, restResult } from './support/rest';
 import { openSse, resultOf } from './support/sse';
 import { splitList } from './support/wire';
 
@@ -237,6 +238,21 @@ describe('A2UI (docs/a2ui.md)', () => {
     const asked = lastStatus(responses);
     expect(asked.message?.extensions).toEqual([V091]);
     expect(a2uiOf(asked.message?.parts ?? [], 'application/a2ui+json')).toHaveLength(3);
+  });
+
+  it('HTTP+JSON message:send takes X-A2A-Extensions too and returns the form in the INPUT_REQUIRED task', async () => {
+    const reply = await rest(
+      'POST',
+      `${restBaseUrl(platform.baseUrl, TENANT, AGENT)}/message:send`,
+      {
+        body: { message: userMessage([{ text: 'File an expense' }]) },
+        headers: { 'X-A2A-Extensions': V09 },
+      },
+    );
+    expect(splitList(reply.headers.get('A2A-Extensions'))).toContain(V09);
+    const { task } = restResult<{ task: Task }>(reply);
+    expect(task.status.state).toBe('TASK_STATE_INPUT_REQUIRED');
+    expect(a2uiOf(task.status.message?.parts ?? [])).toHaveLength(3);
   });
 
   it('a client without the extension gets text and completes with text lines', async () => {
