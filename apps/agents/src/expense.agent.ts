@@ -164,7 +164,10 @@ export function nextExpenseStep(task: Task, userMessage: Message, today: string)
   const earlier = (task.history ?? []).filter(
     (m) => m.role === 'ROLE_USER' && m.messageId !== userMessage.messageId,
   );
-  const draft = Object.assign({}, ...earlier.map(draftFromMessage), given) as ExpenseDraft;
+  const draft = [...earlier.map(draftFromMessage), given].reduce<ExpenseDraft>(
+    (merged, next) => ({ ...merged, ...next }),
+    {},
+  );
   if (Object.keys(given).length === 0) {
     const status =
       agentMessages(task).length === 0 ? '' : 'Fill in the form and press Submit expense.';

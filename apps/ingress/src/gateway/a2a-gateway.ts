@@ -451,7 +451,7 @@ function pushSupported(session: A2aSession, _request: unknown): void {
  * given that it may answer in the extension's terms, e.g. with A2UI (docs/a2ui.md). Only a well-formed
  * message is rewritten: anything else goes to the decoder as sent and is refused there.
  */
-function withActivatedExtensions(session: A2aSession, params: unknown): unknown {
+export function withActivatedExtensions(session: A2aSession, params: unknown): unknown {
   const declared = agentExtensions(session.agent);
   const activated = session.activatedExtensions.filter((uri) =>
     declared.some((e) => e.uri === uri),
