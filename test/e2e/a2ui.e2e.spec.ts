@@ -231,10 +231,12 @@ describe('A2UI (docs/a2ui.md)', () => {
     expect(userMessages.map((m) => m.extensions)).toEqual([[V09], [V09], [V09]]);
   });
 
-  it('a client that activates v0.9.1 gets its media type', async () => {
-    const { responses } = await turn(userMessage([{ text: 'File an expense' }]), {
+  it('a client that activates v0.9.1 gets its media type (both header names at once count once)', async () => {
+    const { headers, responses } = await turn(userMessage([{ text: 'File an expense' }]), {
       'A2A-Extensions': V091,
+      'X-A2A-Extensions': V091,
     });
+    expect(splitList(headers.get('A2A-Extensions'))).toEqual([V091]);
     const asked = lastStatus(responses);
     expect(asked.message?.extensions).toEqual([V091]);
     expect(a2uiOf(asked.message?.parts ?? [], 'application/a2ui+json')).toHaveLength(3);

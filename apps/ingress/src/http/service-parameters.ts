@@ -3,6 +3,7 @@ import type { Request } from 'express';
 import { API_KEY_HEADER } from '../auth/api-key.authenticator';
 import { bearerOf } from '../auth/bearer.authenticator';
 import type { A2aSession, InboundRequest } from '../gateway/a2a-gateway';
+import { requestedExtensions } from '../streaming/resumable-streams';
 
 /**
  * The service parameters of an HTTP request (spec digest §3.6, §10.1, §10.2): A2A-Version from the header,
@@ -27,11 +28,13 @@ export function serviceParameters(
   };
 }
 
+/** Both names' URIs, each once; undefined when neither header is present. */
 function extensionsHeader(req: Request): string | undefined {
-  const values = [req.header('A2A-Extensions'), req.header('X-A2A-Extensions')].filter(
-    (value) => value !== undefined,
-  );
-  return values.length > 0 ? values.join(',') : undefined;
+  const headers = [req.header('A2A-Extensions'), req.header('X-A2A-Extensions')];
+  if (headers.every((value) => value === undefined)) {
+    return undefined;
+  }
+  return [...new Set(headers.flatMap((value) => requestedExtensions(value)))].join(',');
 }
 
 /**
