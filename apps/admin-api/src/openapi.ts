@@ -509,6 +509,12 @@ export const ADMIN_OPENAPI = {
           extendedAgentCard: { type: 'boolean' },
           extendedCard: { type: 'object' },
           messageReplies: { type: 'boolean' },
+          a2ui: {
+            type: 'boolean',
+            description:
+              'The card declares the A2UI extension (https://a2ui.org/a2a-extension/a2ui/v0.9 and /v0.9.1) ' +
+              'with the v0.9 basic catalog; docs/a2ui.md.',
+          },
         },
         additionalProperties: false,
       },

@@ -4,6 +4,7 @@ import { AgentWorker, type AgentExecutor, type ExampleAgentId } from '@lib/worke
 import { hostname } from 'node:os';
 import { CountdownAgent } from './countdown.agent';
 import { EchoAgent } from './echo.agent';
+import { ExpenseAgent } from './expense.agent';
 import { InterviewAgent } from './interview.agent';
 import { TckAgent } from './tck.agent';
 import { UnitsAgent } from './units.agent';
@@ -14,6 +15,7 @@ const AGENTS: Record<ExampleAgentId, () => AgentExecutor> = {
   countdown: () => new CountdownAgent(),
   tck: () => new TckAgent(),
   units: () => new UnitsAgent(),
+  expense: () => new ExpenseAgent(),
 };
 
 /**
@@ -27,6 +29,7 @@ const DEFAULT_CONCURRENCY: Record<ExampleAgentId, number> = {
   countdown: 8,
   tck: 8,
   units: 8,
+  expense: 8,
 };
 
 const log = fieldLogger('AgentWorker');
@@ -35,7 +38,7 @@ function isAgentId(name: string | undefined): name is ExampleAgentId {
   return name !== undefined && Object.hasOwn(AGENTS, name);
 }
 
-/** Runs one example agent as a worker: `node dist/apps/agents/src/main.js <echo|interview|countdown|tck|units>`. */
+/** Runs one example agent as a worker: `node dist/apps/agents/src/main.js <echo|interview|countdown|tck|units|expense>`. */
 async function main(): Promise<number> {
   const agentId = process.argv[2];
   if (!isAgentId(agentId)) {

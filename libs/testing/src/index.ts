@@ -1,3 +1,4 @@
+export * from './a2ui-schemas';
 export * from './call-context';
 export * from './kafka';
 export * from './kafka-broker';

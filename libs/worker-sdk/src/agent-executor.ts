@@ -46,6 +46,8 @@ export interface ArtifactChunk {
   readonly description?: string;
   readonly parts: Part[];
   readonly metadata?: Artifact['metadata'];
+  /** URIs of the extensions whose data the parts carry (e.g. A2UI's). */
+  readonly extensions?: string[];
   readonly append?: boolean;
   readonly lastChunk?: boolean;
 }

@@ -32,10 +32,12 @@ export type AgentProfile = {
    * platform delivers every event of those tasks to them (docs/push.md).
    */
   pushNotifications?: boolean;
+  /** Declares the A2UI extension (v0.9 and v0.9.1, basic catalog) on the card (docs/a2ui.md). */
+  a2ui?: boolean;
 };
 
 /** The ids of the example agents in `apps/agents`. */
-export type ExampleAgentId = 'echo' | 'interview' | 'countdown' | 'tck' | 'units';
+export type ExampleAgentId = 'echo' | 'interview' | 'countdown' | 'tck' | 'units' | 'expense';
 
 /** The example agents' profiles: the platform seeds them into its registry and builds their cards. */
 export const AGENT_PROFILES: Readonly<Record<ExampleAgentId, AgentProfile>> = {
@@ -227,6 +229,44 @@ export const AGENT_PROFILES: Readonly<Record<ExampleAgentId, AgentProfile>> = {
       },
     ],
     messageReplies: true,
+  },
+  expense: {
+    name: 'Expenses',
+    description:
+      'Collects an expense claim with a form (A2UI when the client activates it, text otherwise), checks it ' +
+      'and files it.',
+    version: '1.0.0',
+    pushNotifications: true,
+    a2ui: true,
+    defaultInputModes: [
+      'text/plain',
+      'application/json',
+      'application/json+a2ui',
+      'application/a2ui+json',
+    ],
+    defaultOutputModes: [
+      'text/plain',
+      'application/json',
+      'application/json+a2ui',
+      'application/a2ui+json',
+    ],
+    skills: [
+      {
+        id: 'file-expense',
+        name: 'File an expense',
+        description:
+          'Any message opens the form: TASK_STATE_INPUT_REQUIRED with the A2UI surface expense-form-<taskId> ' +
+          "(description, amount, currency, date, category; the button's action is 'submit_expense'). Invalid " +
+          'fields come back as a data-model update of the form (errors under each field) and the task stays ' +
+          "INPUT_REQUIRED; a valid claim completes it with the artifact 'expense' (a summary text, the values as " +
+          'JSON and, for A2UI, a summary card). Without A2UI, answer with "field: value" lines or a JSON DataPart.',
+        tags: ['example', 'a2ui', 'form', 'multi-turn', 'input-required'],
+        examples: [
+          'File an expense',
+          'description: Taxi to the airport\namount: 42.50\ncurrency: EUR\ndate: 2026-11-30\ncategory: travel',
+        ],
+      },
+    ],
   },
 };
 

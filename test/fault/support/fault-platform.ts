@@ -15,7 +15,7 @@ import { createTopic, deleteTopic } from '../../../apps/relay/test/support/topic
 export const LEASE_TTL_MS = 10_000;
 
 /**
- * The whole platform (`npm start`: ingress, task-service, relay and the five example workers as child
+ * The whole platform (`npm start`: ingress, task-service, relay and the example workers as child
  * processes) on a private Postgres server of its own, which the fault tests restart, stop and cut at will
  * without disturbing anything else on the machine. The relay publishes to a topic of its own.
  */
@@ -95,7 +95,7 @@ export async function startFaultPlatform(
   }
 }
 
-/** Waits for the (re)started platform process to be ready with all five workers connected. */
+/** Waits for the (re)started platform process to be ready with all example workers connected. */
 async function waitUntilServing(proc: PlatformProcess): Promise<void> {
   await proc.waitForOutput(/A2A platform ready/, 60_000);
   for (const agent of EXAMPLE_AGENT_IDS) {

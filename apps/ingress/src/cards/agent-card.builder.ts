@@ -1,5 +1,6 @@
 import type { AgentCard, AgentExtension } from '@lib/a2a-protocol';
 import type { AgentRef } from '@lib/tenancy';
+import { a2uiAgentExtensions } from '@lib/worker-sdk';
 import { API_KEY_HEADER } from '../auth/api-key.authenticator';
 import { routingTenant } from '../gateway/agent-route';
 import { RESUMABLE_STREAMS_EXTENSION } from '../streaming/resumable-streams';
@@ -118,5 +119,17 @@ export function buildExtendedAgentCard(agent: HostedAgent, origin: PublicOrigin)
 
 /** The platform's extensions followed by the agent's own. */
 export function declaredExtensions(agent: HostedAgent): AgentExtension[] {
-  return [RESUMABLE_STREAMS_EXTENSION, ...(agent.profile.extensions ?? [])];
+  return [RESUMABLE_STREAMS_EXTENSION, ...agentExtensions(agent)];
+}
+
+/**
+ * The extensions the agent itself declares: A2UI's when its definition enables it (docs/a2ui.md), except
+ * for URIs its `extensions` declare themselves, then those.
+ */
+export function agentExtensions(agent: HostedAgent): AgentExtension[] {
+  const own = agent.profile.extensions ?? [];
+  const a2ui = agent.profile.a2ui
+    ? a2uiAgentExtensions().filter((e) => !own.some((o) => o.uri === e.uri))
+    : [];
+  return [...a2ui, ...own];
 }

@@ -25,6 +25,8 @@ export interface AgentProfile {
   pushNotifications?: boolean;
   /** What authenticated callers see in addition to the public card; absent: declared but not configured. */
   extendedCard?: { description?: string; skills?: AgentSkill[] };
+  /** Declares the A2UI extension (v0.9 and v0.9.1, basic catalog) unless `extensions` has its own entry. */
+  a2ui?: boolean;
 }
 
 export interface HostedAgent {

@@ -24,7 +24,7 @@ import { A2aAudit } from '../auth/a2a-audit';
 import { ApiKeyAuthenticator, type Identity } from '../auth/api-key.authenticator';
 import { BearerAuthenticator } from '../auth/bearer.authenticator';
 import { TenantQuotas } from '../auth/tenant-quotas';
-import { declaredExtensions } from '../cards/agent-card.builder';
+import { agentExtensions, declaredExtensions } from '../cards/agent-card.builder';
 import type { RequestOrigin } from '../cards/agent-cards';
 import { AgentRegistry, type HostedAgent } from '../cards/agent-registry';
 import { SignedAgentCards } from '../cards/signed-agent-cards';
@@ -258,7 +258,8 @@ export class A2aGateway {
     const ctx = { ...session.ctx, method };
     switch (method) {
       case 'SendMessage':
-        return (await this.operations.sendMessage(params, ctx)).result;
+        return (await this.operations.sendMessage(withActivatedExtensions(session, params), ctx))
+          .result;
       case 'GetTask':
         return (await this.operations.getTask(params, ctx)).result;
       case 'ListTasks':
@@ -315,7 +316,10 @@ export class A2aGateway {
     const ctx = { ...session.ctx, method };
     if (method === 'SendStreamingMessage') {
       // The stream, not the call, waits for the task: the message is accepted first, then watched.
-      const { result, version } = await this.operations.sendMessage(returnImmediately(params), ctx);
+      const { result, version } = await this.operations.sendMessage(
+        returnImmediately(withActivatedExtensions(session, params)),
+        ctx,
+      );
       if (!('task' in result)) {
         return { first: { id: version, response: result }, subscription: null };
       }
@@ -439,6 +443,31 @@ function pushSupported(session: A2aSession, _request: unknown): void {
       'this agent does not declare push notifications',
     );
   }
+}
+
+/**
+ * Records the agent's own extensions that the request activated in the message's `extensions` (the URIs of
+ * the extensions the message uses, spec digest §4.1, §10.2), so that the agent learns from the message it is
+ * given that it may answer in the extension's terms, e.g. with A2UI (docs/a2ui.md). Only a well-formed
+ * message is rewritten: anything else goes to the decoder as sent and is refused there.
+ */
+export function withActivatedExtensions(session: A2aSession, params: unknown): unknown {
+  const declared = agentExtensions(session.agent);
+  const activated = session.activatedExtensions.filter((uri) =>
+    declared.some((e) => e.uri === uri),
+  );
+  const message = isPlainObject(params) ? params['message'] : undefined;
+  if (activated.length === 0 || !isPlainObject(params) || !isPlainObject(message)) {
+    return params;
+  }
+  const listed: unknown = message['extensions'] ?? [];
+  if (!Array.isArray(listed) || !listed.every((uri): uri is string => typeof uri === 'string')) {
+    return params;
+  }
+  return {
+    ...params,
+    message: { ...message, extensions: [...new Set([...listed, ...activated])] },
+  };
 }
 
 /**

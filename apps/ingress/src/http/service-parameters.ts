@@ -3,10 +3,12 @@ import type { Request } from 'express';
 import { API_KEY_HEADER } from '../auth/api-key.authenticator';
 import { bearerOf } from '../auth/bearer.authenticator';
 import type { A2aSession, InboundRequest } from '../gateway/a2a-gateway';
+import { requestedExtensions } from '../streaming/resumable-streams';
 
 /**
  * The service parameters of an HTTP request (spec digest §3.6, §10.1, §10.2): A2A-Version from the header,
- * else from the `A2A-Version` query parameter; A2A-Extensions; the API key; the trace context.
+ * else from the `A2A-Version` query parameter; A2A-Extensions, and its 0.3 name X-A2A-Extensions (which A2UI
+ * clients send; both are read when both are present); the API key; the trace context.
  */
 export function serviceParameters(
   req: Request,
@@ -19,14 +21,26 @@ export function serviceParameters(
     apiKey: req.header(API_KEY_HEADER),
     ...bearerOf(req.header('authorization')),
     version: req.header('A2A-Version') ?? (typeof query === 'string' ? query : undefined),
-    extensions: req.header('A2A-Extensions'),
+    extensions: extensionsHeader(req),
     traceparent: req.header('traceparent'),
     origin: { protocol: req.protocol, host: req.get('host') },
     ...(req.socket.remoteAddress ? { sourceAddress: req.socket.remoteAddress } : {}),
   };
 }
 
-/** `A2A-Extensions` listing the activated extensions, when there are any (spec digest §10.2). */
+/** Both names' URIs, each once; undefined when neither header is present. */
+function extensionsHeader(req: Request): string | undefined {
+  const headers = [req.header('A2A-Extensions'), req.header('X-A2A-Extensions')];
+  if (headers.every((value) => value === undefined)) {
+    return undefined;
+  }
+  return [...new Set(headers.flatMap((value) => requestedExtensions(value)))].join(',');
+}
+
+/**
+ * `A2A-Extensions` listing the activated extensions, when there are any (spec digest §10.2): under its v1.0
+ * name also when the request used the 0.3 one.
+ */
 export function extensionHeaders(session: A2aSession): Record<string, string> {
   return session.activatedExtensions.length > 0
     ? { 'A2A-Extensions': session.activatedExtensions.join(', ') }

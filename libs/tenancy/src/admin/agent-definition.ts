@@ -62,6 +62,11 @@ export const agentCardDefinitionSchema = z
       .optional(),
     /** The agent may answer a new message with a bare Message (docs/adr/0009-message-replies.md). */
     messageReplies: z.boolean().optional(),
+    /**
+     * The agent renders with A2UI (docs/a2ui.md): the card declares the A2UI extension, v0.9 and v0.9.1, with
+     * the v0.9 basic catalog. An entry of `extensions` with the same URI takes its place.
+     */
+    a2ui: z.boolean().optional(),
   })
   .strict();
 
