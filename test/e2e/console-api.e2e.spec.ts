@@ -423,7 +423,7 @@ describe('GET /admin/v1/tenants/{t}/tasks/changes', () => {
     }
   });
 
-  it('still sends a change while the notice connection is down (the log is polled)', async () => {
+  it('keeps sending changes after its notice connection is cut (it reconnects and catches up)', async () => {
     const stream = await changes();
     try {
       await eventually(
