@@ -454,11 +454,46 @@ describe('GET /admin/v1/tenants/{t}/tasks/changes', () => {
     );
   });
 
+  it('sends a comment line every 15 s while nothing changes, so that proxies keep it open', async () => {
+    const controller = new AbortController();
+    const response = await fetch(
+      `${platform.baseUrl}/admin/v1/tenants/demo/tasks/changes?agentId=interview`,
+      { headers: { Authorization: `Bearer ${TOKEN}` }, signal: controller.signal },
+    );
+    const body = response.body;
+    if (!body) {
+      throw new Error('the change stream has no body');
+    }
+    const reader: ReadableStreamDefaultReader<Uint8Array> = body.getReader();
+    const decoder = new TextDecoder();
+    let text = '';
+    const started = Date.now();
+    try {
+      while (!text.includes(': heartbeat\n\n') && Date.now() - started < 17_000) {
+        const { value, done } = await reader.read();
+        if (done) {
+          break;
+        }
+        text += decoder.decode(value, { stream: true });
+      }
+    } finally {
+      controller.abort();
+    }
+    expect(text).toContain(': heartbeat\n\n');
+    expect(Date.now() - started).toBeGreaterThan(14_000);
+  });
+
   it('is audited when opened, like every admin call', async () => {
     const stream = await changes('?state=TASK_STATE_COMPLETED');
     stream.abort();
     const audit = await admin('/admin/v1/tenants/demo/audit?operation=admin.task.changes');
     expect((audit.body['records'] as unknown[]).length).toBeGreaterThan(0);
+    const task = await demoTask('echo', 'audited read');
+    await admin(`/admin/v1/tenants/demo/tasks/${task.id}/events`);
+    const read = await admin('/admin/v1/tenants/demo/audit?operation=admin.task.events');
+    expect(read.body['records']).toContainEqual(
+      expect.objectContaining({ resource: `task/${task.id}`, outcome: 'ok' }),
+    );
   });
 });
 

@@ -75,6 +75,7 @@ function resourceOf(req: AdminRequest, tenant: string | null): string | null {
   return (
     named('worker-credential', p['credentialId']) ??
     named('push-delivery', p['deliveryId']) ??
+    named('task', p['taskId']) ??
     named(req.path.includes('/admin-keys') ? 'admin-key' : 'api-key', p['keyId']) ??
     named('agent', p['agentId']) ??
     named('tenant', tenant)
