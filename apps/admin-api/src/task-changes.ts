@@ -119,25 +119,37 @@ export class TaskChangeFeed implements OnModuleDestroy {
     this.read();
   }
 
-  /** Reads the pending tasks' state, one statement per tenant; notices arriving meanwhile wait for the next. */
+  /**
+   * Reads the pending tasks' state, one statement per tenant; notices arriving meanwhile wait for the next. A
+   * tenant whose read failed keeps its tasks pending for the next notice or poll.
+   */
   private read(): void {
     if (this.reading) {
       return;
     }
     const batch = this.pending;
     this.pending = new Map();
+    let failed = false;
     this.reading = Promise.all(
       [...batch].map(async ([tenantId, tasks]) => {
-        if (this.watchers.has(tenantId)) {
+        if (!this.watchers.has(tenantId)) {
+          return;
+        }
+        try {
           this.deliver(tenantId, await this.store.changes(tenantId, [...tasks]));
+        } catch (error) {
+          failed = true;
+          this.failed(error);
+          const again = this.pending.get(tenantId) ?? new Set<string>();
+          tasks.forEach((task) => again.add(task));
+          this.pending.set(tenantId, again);
         }
       }),
     )
       .then(() => undefined)
-      .catch((error: unknown) => this.failed(error))
       .finally(() => {
         this.reading = null;
-        if (this.pending.size > 0) {
+        if (!failed && this.pending.size > 0) {
           this.read();
         }
       });
