@@ -1,7 +1,7 @@
 import { resolve } from 'node:path';
 import { defineConfig } from 'vitest/config';
 
-// The console is static files served by the admin API under /console/ (apps/admin-api console.controller.ts)
+// The console is static files served by the admin API under /console/ (apps/admin-api/src/console.ts)
 // with a strict Content-Security-Policy: the build emits no inline script and needs no eval. Paths are from
 // the repository root, where npm runs its scripts.
 const root = resolve('apps/console');

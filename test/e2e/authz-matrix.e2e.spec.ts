@@ -15,7 +15,8 @@
  * identical answer apart from the ids (nothing about the owner's task is revealed, §10.13), that a stream
  * is refused with a plain error before it opens (§10.6), and that no row of any table changed: a checksum of
  * every row of every table of the `events`, `read` and `ops` schemas. The `audit` schema is left out on
- * purpose: recording refused calls is its job (docs/audit.md).
+ * purpose: recording refused calls is its job (docs/audit.md); so is `ops.worker_sessions`, which each
+ * task-service replica rewrites on a timer with its connected workers (no call writes it).
  *
  * Rows where the caller is allowed to ask assert that the answer shows nothing of the owner's and change
  * nothing either: another principal's ListTasks of the owner's context (an empty list, where the owner sees
@@ -437,12 +438,16 @@ function masked(outcome: CallOutcome | StreamOutcome, target: Target): string {
   return text;
 }
 
-/** Every table of the schemas calls write, as `schema.table` (the audit schema aside, see the header). */
+/**
+ * Every table of the schemas calls write, as `schema.table` (the audit schema and the worker sessions aside,
+ * see the header).
+ */
 async function writableTables(): Promise<string[]> {
   const result = await platform.db.pool.query<{ name: string }>(
     `SELECT quote_ident(table_schema) || '.' || quote_ident(table_name) AS name
        FROM information_schema.tables
       WHERE table_schema IN ('events', 'read', 'ops') AND table_type = 'BASE TABLE'
+        AND (table_schema, table_name) <> ('ops', 'worker_sessions')
       ORDER BY 1`,
   );
   return result.rows.map((r) => r.name);

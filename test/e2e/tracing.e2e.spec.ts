@@ -183,6 +183,34 @@ describe('the trace of one SendMessage', () => {
     }
   });
 
+  it('is named by a lease the dispatcher grants to queued work (an agent with a cap)', async () => {
+    const capped = `UPDATE ops.agents SET max_concurrency = $1 WHERE tenant_id = 'demo' AND agent_id = 'countdown'`;
+    await platform.db.pool.query(capped, [1]);
+    try {
+      const traceId = randomBytes(16).toString('hex');
+      // The cap reaches the task-service within a second; until then a task may still be leased on acceptance.
+      const grant = await eventually(
+        async () => {
+          const reply = await rawRpc(
+            platform.endpoint('demo', 'countdown'),
+            request('SendMessage', { message: rawUserMessage('1', { metadata: { stepMs: 10 } }) }),
+            { headers: { traceparent: `00-${traceId}-${CALLER_SPAN_ID}-01` } },
+          );
+          const events = await taskEvents(platform.db.pool, 'demo', sentTask(reply).id);
+          return events.find((event) => event.event_type === 'TaskLeaseGranted');
+        },
+        (found) => found?.metadata.binding === 'dispatcher',
+        5_000,
+        100,
+      );
+      expect((grant?.metadata as { traceparent?: string }).traceparent).toMatch(
+        new RegExp(`^00-${traceId}-`),
+      );
+    } finally {
+      await platform.db.pool.query(capped, [null]);
+    }
+  });
+
   it('has tenant and task attributes but never the message text, nor the webhook token', () => {
     const exported = otlp.bodies.join('\n');
     expect(exported).toContain(taskId);

@@ -27,7 +27,7 @@ import { AdminAuditInterceptor } from './admin-audit.interceptor';
 import { AdminAuthenticator } from './admin-auth';
 import { AgentsController } from './agents.controller';
 import { AuditController } from './audit.controller';
-import { ConsoleController } from './console.controller';
+import { ConnectedWorkersStore } from './connected-workers.store';
 import {
   AdminKeysController,
   ApiKeysController,
@@ -38,9 +38,14 @@ import { JsonBodyMiddleware } from './json-body.middleware';
 import { OpenApiController } from './openapi.controller';
 import { PushDeliveriesController } from './push-deliveries.controller';
 import { PushLanes } from './push-lanes';
+import { TaskAdminStore } from './task-admin.store';
+import { TaskChangeFeed } from './task-changes';
+import { TasksController } from './tasks.controller';
 import { TenantUsageReader } from './tenant-usage';
 import { TenantsController } from './tenants.controller';
 import { ADMIN_CONFIG, ADMIN_PG_POOL, ADMIN_REDIS } from './tokens';
+import { WhoAmIController } from './whoami.controller';
+import { WorkersController } from './workers.controller';
 
 export function adminApiConfigFromEnv(): AdminApiConfig {
   return loadConfig(
@@ -61,6 +66,9 @@ export const ADMIN_CONTROLLERS = [
   IssuersController,
   AuditController,
   PushDeliveriesController,
+  WorkersController,
+  TasksController,
+  WhoAmIController,
 ];
 
 class AdminConnectionsCloser implements OnApplicationShutdown {
@@ -77,20 +85,32 @@ class AdminConnectionsCloser implements OnApplicationShutdown {
   }
 }
 
-/** Readiness of the admin API (docs/deploy.md): Postgres answers (Redis only serves usage and redrives). */
+/**
+ * Readiness of the admin API (docs/deploy.md): Postgres answers (Redis only serves usage and redrives). On
+ * drain, the live task-change streams end (their clients reconnect to another replica).
+ */
 class AdminOps extends OpsRegistrations {
-  constructor(@Inject(ADMIN_PG_POOL) private readonly pool: Pool) {
+  constructor(
+    @Inject(ADMIN_PG_POOL) private readonly pool: Pool,
+    private readonly changes: TaskChangeFeed,
+  ) {
     super();
   }
 
   protected register(): (() => void)[] {
-    return [lifecycle.addReadinessCheck('postgres', () => pingPostgres(this.pool))];
+    return [
+      lifecycle.addReadinessCheck('postgres', () => pingPostgres(this.pool)),
+      lifecycle.addDrainStep('admin-task-changes', () => {
+        this.changes.endAll();
+        return Promise.resolve();
+      }),
+    ];
   }
 }
 
 /**
  * Composition root of the admin API (`/admin/v1`, OpenAPI at `/admin/v1/openapi.json`): tenants, agents,
- * credentials, issuers, audit, webhook deliveries. Runs as its own deployable (main.ts) and inside the
+ * credentials, issuers, audit, webhook deliveries, connected workers, tasks and their live changes. Runs as its own deployable (main.ts) and inside the
  * standalone process.
  */
 @Module({})
@@ -99,7 +119,7 @@ export class AdminApiModule implements NestModule {
     return {
       module: AdminApiModule,
       imports: [OpsModule, ObservabilityModule],
-      controllers: [...ADMIN_CONTROLLERS, OpenApiController, ConsoleController],
+      controllers: [...ADMIN_CONTROLLERS, OpenApiController],
       providers: [
         { provide: ADMIN_CONFIG, useValue: config },
         {
@@ -154,6 +174,9 @@ export class AdminApiModule implements NestModule {
           inject: [ADMIN_PG_POOL],
         },
         PushLanes,
+        TaskAdminStore,
+        TaskChangeFeed,
+        ConnectedWorkersStore,
         TenantUsageReader,
         AdminAudit,
         AdminAuditInterceptor,

@@ -48,11 +48,18 @@ export class AdminAudit {
   }
 }
 
-/** The tenant a call concerns: the path's, or the one a tenant creation names. */
+/**
+ * The tenant a call concerns: the path's, the one a tenant creation names, or a tenant admin's own on the
+ * routes about the credential itself (`whoami`).
+ */
 function tenantOf(req: AdminRequest): string | null {
   const fromPath = req.params['tenantId'];
   if (typeof fromPath === 'string' && fromPath !== '') {
     return fromPath.slice(0, 128);
+  }
+  const own = req.adminCall?.principal.tenantId;
+  if (own && req.adminCall?.spec.permission === 'authenticated') {
+    return own;
   }
   const created = (req.body as { tenantId?: unknown } | undefined)?.tenantId;
   return req.method === 'POST' && typeof created === 'string' && NEW_TENANT_ID.test(created)
@@ -68,6 +75,7 @@ function resourceOf(req: AdminRequest, tenant: string | null): string | null {
   return (
     named('worker-credential', p['credentialId']) ??
     named('push-delivery', p['deliveryId']) ??
+    named('task', p['taskId']) ??
     named(req.path.includes('/admin-keys') ? 'admin-key' : 'api-key', p['keyId']) ??
     named('agent', p['agentId']) ??
     named('tenant', tenant)

@@ -1,10 +1,22 @@
 import { SetMetadata } from '@nestjs/common';
 
 /**
- * Who may call a route: `platform:admin` (operators of the whole platform), or `tenant:admin` (those, and
- * a tenant's own admin keys for routes under `/admin/v1/tenants/{tenantId}`).
+ * Who may call a route: `platform:admin` (operators of the whole platform), `tenant:admin` (those, and
+ * a tenant's own admin keys for routes under `/admin/v1/tenants/{tenantId}`), or `authenticated` (any
+ * credential the admin API accepts, for what concerns the credential itself: `whoami`).
  */
-export type AdminPermission = 'platform:admin' | 'tenant:admin';
+export type AdminPermission = 'platform:admin' | 'tenant:admin' | 'authenticated';
+
+/** What each kind of admin credential may do: the permissions a route may ask for that it holds. */
+export const PLATFORM_ADMIN_PERMISSIONS: readonly AdminPermission[] = [
+  'platform:admin',
+  'tenant:admin',
+  'authenticated',
+];
+export const TENANT_ADMIN_PERMISSIONS: readonly AdminPermission[] = [
+  'tenant:admin',
+  'authenticated',
+];
 
 /** What the guard and the audit read off a route. */
 export interface AdminRouteSpec {

@@ -22,7 +22,8 @@ export type AdminRequest = Request & { adminCall?: AdminCall };
 /**
  * Authenticates every admin route and checks its permission before the handler reads anything: a route
  * without a declared permission is refused; a tenant admin may only call `tenant:admin` routes of its own
- * tenant, and another tenant answers 404 as if it did not exist.
+ * tenant (and `authenticated` ones, which concern the credential itself), and another tenant answers 404
+ * as if it did not exist.
  */
 @Injectable()
 export class AdminGuard implements CanActivate {
@@ -56,7 +57,7 @@ export class AdminGuard implements CanActivate {
     }
     const principal = await this.auth.authenticate(req.header('authorization'));
     req.adminCall = { principal, spec };
-    if (principal.tenantId === null) {
+    if (principal.tenantId === null || spec.permission === 'authenticated') {
       return true;
     }
     if (spec.permission === 'platform:admin') {

@@ -1,6 +1,9 @@
+import { TASK_STATES } from '@lib/a2a-protocol';
 import { TENANT_SCOPES } from '@lib/authz';
 import { DELIVERY_STATES, MAX_DELIVERY_PAGE_SIZE } from '@lib/push';
 import type { AdminPermission } from './admin-route';
+import { MAX_TASK_PAGE_SIZE } from './task-admin.store';
+import { CHANGES_HEARTBEAT_MS } from './tasks.controller';
 
 /** An operation of the document: what the route-consistency test compares with the controllers. */
 interface Operation {
@@ -34,7 +37,7 @@ const ERROR_TEXT: Record<number, string> = {
   400: 'invalid input: nothing changed; `fields` names each bad field',
   401: 'missing, unknown, revoked or expired credential (`WWW-Authenticate: Bearer`)',
   403: 'the credential may not do this',
-  404: 'no such tenant, agent, credential or delivery (also for another tenant’s)',
+  404: 'no such tenant, agent, credential, delivery or task (also for another tenant’s)',
   409: 'the operation does not fit the current state',
 };
 
@@ -48,6 +51,22 @@ const op = (
 
 const tenant = path('tenantId');
 const agent = path('tenantId', 'agentId');
+const query = (name: string, schema: object, description?: string) => ({
+  name,
+  in: 'query',
+  schema,
+  ...(description ? { description } : {}),
+});
+const taskFilters = [
+  query('agentId', { type: 'string' }),
+  query('state', { enum: [...TASK_STATES] }),
+  query('contextId', { type: 'string' }),
+];
+const nullable = (type: string, format?: string) => ({
+  type: [type, 'null'],
+  ...(format ? { format } : {}),
+});
+const time = { type: 'string', format: 'date-time' };
 
 /**
  * The admin API's OpenAPI 3.1 document, served at `/admin/v1/openapi.json` and checked in as
@@ -62,7 +81,8 @@ export const ADMIN_OPENAPI = {
     version: '1.0.0',
     description:
       'Operate the platform: tenants, their agents, API keys, worker credentials, OIDC issuers, the audit ' +
-      'trail and webhook deliveries. Authenticate with ' +
+      'trail, webhook deliveries, connected workers and tasks (with their event timeline and a live stream ' +
+      'of changes). Authenticate with ' +
       '`Authorization: Bearer <token>`: ADMIN_BOOTSTRAP_TOKEN or an admin key (platform admin), or a ' +
       'tenant API key with the scope tenant:admin (that tenant only).',
   },
@@ -389,6 +409,94 @@ export const ADMIN_OPENAPI = {
           ...errors(404),
         },
         { parameters: path('tenantId', 'deliveryId') },
+      ),
+    },
+    '/admin/v1/whoami': {
+      get: op('admin.whoami', 'authenticated', 'What the presented credential is and may do', {
+        200: ok(ref('WhoAmI')),
+        ...errors(),
+      }),
+    },
+    '/admin/v1/tenants/{tenantId}/workers': {
+      get: op(
+        'admin.worker.list',
+        'tenant:admin',
+        'The worker sessions connected to the task-service replicas (refreshed every few seconds)',
+        { 200: ok(listOf('workers', 'ConnectedWorker')), ...errors(400, 404) },
+        { parameters: [...tenant, query('agentId', { type: 'string' })] },
+      ),
+    },
+    '/admin/v1/tenants/{tenantId}/tasks': {
+      get: op(
+        'admin.task.list',
+        'tenant:admin',
+        'List the tenant’s tasks, every principal’s (newest status first)',
+        { 200: ok(ref('TaskPage')), ...errors(400, 404) },
+        {
+          parameters: [
+            ...tenant,
+            ...taskFilters,
+            query('limit', {
+              type: 'integer',
+              minimum: 1,
+              maximum: MAX_TASK_PAGE_SIZE,
+              default: 50,
+            }),
+            query('cursor', { type: 'string' }, 'nextCursor of the previous page, same filters'),
+          ],
+        },
+      ),
+    },
+    '/admin/v1/tenants/{tenantId}/tasks/changes': {
+      get: op(
+        'admin.task.changes',
+        'tenant:admin',
+        'Live task changes (Server-Sent Events): one `task` event per change from now on',
+        {
+          200: {
+            description:
+              'An endless `text/event-stream`: `event: task` with a TaskChange as `data` for each ' +
+              'change of a matching task (each version once; a change whose notice was lost within a ' +
+              `second), and a comment line every ${CHANGES_HEARTBEAT_MS / 1000} s. Open it before ` +
+              'reading the list, so that no change falls in between.',
+            content: { 'text/event-stream': { schema: ref('TaskChange') } },
+          },
+          ...errors(400, 404),
+        },
+        { parameters: [...tenant, ...taskFilters] },
+      ),
+    },
+    '/admin/v1/tenants/{tenantId}/tasks/{taskId}': {
+      get: op(
+        'admin.task.get',
+        'tenant:admin',
+        'Read a task as stored: status, history, artifacts, agent, owner, version and its work',
+        { 200: ok(ref('TaskDetail')), ...errors(404) },
+        { parameters: path('tenantId', 'taskId') },
+      ),
+    },
+    '/admin/v1/tenants/{tenantId}/tasks/{taskId}/events': {
+      get: op(
+        'admin.task.events',
+        'tenant:admin',
+        'The task’s event timeline from the log, oldest first',
+        { 200: ok(ref('TimelinePage')), ...errors(400, 404) },
+        {
+          parameters: [
+            ...path('tenantId', 'taskId'),
+            query(
+              'after',
+              { type: 'integer', minimum: 0, default: 0 },
+              'events after this generation (nextAfter of the previous page)',
+            ),
+            query('limit', {
+              type: 'integer',
+              minimum: 1,
+              maximum: MAX_TASK_PAGE_SIZE,
+              default: 200,
+            }),
+          ],
+        },
       ),
     },
     '/admin/v1/admin-keys': {
@@ -791,6 +899,255 @@ export const ADMIN_OPENAPI = {
         type: 'object',
         required: ['credential', 'secret'],
         properties: { credential: ref('AdminKey'), secret: { type: 'string' } },
+      },
+      WhoAmI: {
+        type: 'object',
+        required: ['principalId', 'credentialId', 'role', 'tenantId', 'permissions'],
+        properties: {
+          principalId: { type: 'string' },
+          credentialId: { type: 'string' },
+          role: { enum: ['platform-admin', 'tenant-admin'] },
+          tenantId: {
+            ...nullable('string'),
+            description: 'a tenant admin’s tenant; null for platform admins',
+          },
+          permissions: {
+            type: 'array',
+            items: { enum: ['platform:admin', 'tenant:admin', 'authenticated'] },
+            description: 'the x-permission values of the routes the credential may call',
+          },
+        },
+      },
+      ConnectedWorker: {
+        type: 'object',
+        required: [
+          'sessionId',
+          'tenantId',
+          'agentId',
+          'identity',
+          'replicaId',
+          'capacity',
+          'inFlight',
+          'leases',
+          'connectedAt',
+          'lastHeartbeatAt',
+          'lastSeenAt',
+          'stale',
+        ],
+        properties: {
+          sessionId: {
+            type: 'string',
+            description: 'the worker id of the session (leases name it)',
+          },
+          tenantId: { type: 'string' },
+          agentId: { type: 'string' },
+          identity: { type: 'string', description: 'what the worker calls itself' },
+          replicaId: { type: 'string', description: 'the task-service replica it is connected to' },
+          capacity: { type: 'integer' },
+          inFlight: {
+            type: 'integer',
+            description: 'leases its replica counts against its capacity',
+          },
+          leases: {
+            type: 'array',
+            items: {
+              type: 'object',
+              required: ['taskId', 'leaseEpoch', 'expiresAt'],
+              properties: {
+                taskId: { type: 'string' },
+                leaseEpoch: { type: 'integer' },
+                expiresAt: time,
+              },
+            },
+          },
+          connectedAt: time,
+          lastHeartbeatAt: nullable('string', 'date-time'),
+          lastSeenAt: { ...time, description: 'when its replica last wrote it' },
+          stale: {
+            type: 'boolean',
+            description:
+              'its replica missed three refreshes: probably gone (its rows are removed later)',
+          },
+        },
+      },
+      TaskSummary: {
+        type: 'object',
+        required: [
+          'taskId',
+          'contextId',
+          'agentId',
+          'ownerId',
+          'state',
+          'statusTimestamp',
+          'version',
+        ],
+        properties: {
+          taskId: { type: 'string' },
+          contextId: { type: 'string' },
+          agentId: { type: 'string' },
+          ownerId: { type: 'string', description: 'the principal that created the task' },
+          state: { enum: [...TASK_STATES] },
+          statusTimestamp: time,
+          version: { type: 'integer', description: 'the task’s generation (stream version)' },
+        },
+      },
+      TaskPage: {
+        type: 'object',
+        required: ['tasks'],
+        properties: {
+          tasks: { type: 'array', items: ref('TaskSummary') },
+          nextCursor: { type: 'string' },
+        },
+      },
+      TaskDetail: {
+        allOf: [
+          ref('TaskSummary'),
+          {
+            type: 'object',
+            required: ['tenantId', 'task', 'work'],
+            properties: {
+              tenantId: { type: 'string' },
+              task: {
+                type: 'object',
+                description:
+                  'the A2A Task (ProtoJSON): id, contextId, status, history, artifacts, metadata',
+              },
+              work: {
+                description: 'its row in the work queue; null when it waits for nothing',
+                oneOf: [
+                  { type: 'null' },
+                  {
+                    type: 'object',
+                    required: [
+                      'status',
+                      'attempt',
+                      'queuedAt',
+                      'leaseEpoch',
+                      'workerId',
+                      'leaseExpiresAt',
+                      'cancelDeadline',
+                    ],
+                    properties: {
+                      status: { enum: ['queued', 'leased'] },
+                      attempt: { type: 'integer' },
+                      queuedAt: time,
+                      leaseEpoch: nullable('integer'),
+                      workerId: nullable('string'),
+                      leaseExpiresAt: nullable('string', 'date-time'),
+                      cancelDeadline: nullable('string', 'date-time'),
+                    },
+                  },
+                ],
+              },
+            },
+          },
+        ],
+      },
+      TimelineEntry: {
+        type: 'object',
+        required: [
+          'generation',
+          'eventId',
+          'type',
+          'schemaVersion',
+          'recordedAt',
+          'actor',
+          'principalId',
+          'binding',
+          'traceId',
+          'requestId',
+          'summary',
+        ],
+        properties: {
+          generation: { type: 'integer', description: 'the event’s stream version' },
+          eventId: { type: 'string' },
+          type: {
+            type: 'string',
+            description: 'the event type (libs/task-domain README catalogue)',
+          },
+          schemaVersion: { type: 'integer' },
+          recordedAt: time,
+          actor: {
+            oneOf: [
+              { type: 'null' },
+              {
+                type: 'object',
+                required: ['kind', 'id'],
+                properties: {
+                  kind: { enum: ['caller', 'agent-worker', 'system'] },
+                  id: {
+                    type: 'string',
+                    description: 'the principal, the worker session, or the task-service replica',
+                  },
+                },
+              },
+            ],
+          },
+          principalId: { ...nullable('string'), description: 'the caller’s principal' },
+          binding: {
+            ...nullable('string'),
+            description: 'JSONRPC, HTTP+JSON, GRPC, worker, dispatcher or lease-sweeper',
+          },
+          traceId: nullable('string'),
+          requestId: nullable('string'),
+          summary: ref('EventSummary'),
+        },
+      },
+      EventSummary: {
+        type: 'object',
+        description:
+          'what the event says (never message or artifact content); absent fields do not apply',
+        properties: {
+          state: { enum: [...TASK_STATES] },
+          messageId: { type: 'string' },
+          role: { type: 'string' },
+          parts: { type: 'integer' },
+          artifactId: { type: 'string' },
+          artifactName: { type: 'string' },
+          append: { type: 'boolean' },
+          lastChunk: { type: 'boolean' },
+          leaseEpoch: { type: 'integer' },
+          workerId: { type: 'string' },
+          expiresAt: time,
+          attempt: { type: 'integer' },
+          reason: { type: 'string' },
+          requestedBy: { type: 'string' },
+          deadline: time,
+          configId: { type: 'string' },
+          origin: { type: 'string' },
+        },
+      },
+      TimelinePage: {
+        type: 'object',
+        required: ['events'],
+        properties: {
+          events: { type: 'array', items: ref('TimelineEntry') },
+          nextAfter: { type: 'integer', description: 'pass as `after` for the next page' },
+        },
+      },
+      TaskChange: {
+        type: 'object',
+        required: [
+          'taskId',
+          'contextId',
+          'agentId',
+          'state',
+          'version',
+          'statusTimestamp',
+          'updatedAt',
+        ],
+        properties: {
+          taskId: { type: 'string' },
+          contextId: { type: 'string' },
+          agentId: { type: 'string' },
+          state: { enum: [...TASK_STATES] },
+          version: { type: 'integer' },
+          statusTimestamp: time,
+          updatedAt: {
+            ...nullable('string', 'date-time'),
+            description: 'when that version was recorded',
+          },
+        },
       },
     },
   },

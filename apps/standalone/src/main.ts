@@ -11,6 +11,7 @@ import { Logger } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import { dirname } from 'node:path';
 import 'reflect-metadata';
+import { serveConsole } from '../../admin-api/src/console';
 import { GrpcServers } from '../../task-service/src/grpc/grpc-servers';
 import { demoWorkerSecret, EXAMPLE_AGENTS, seedDemoTenant } from './demo-tenant';
 import { startLocalServers, type LocalServers } from './local-servers';
@@ -53,6 +54,7 @@ async function run(config: PlatformConfig, servers: LocalServers, logger: Logger
     bodyParser: false,
   });
   drainHttpApp(app, 'ingress-http');
+  serveConsole(app, config.ADMIN_CONSOLE_DIR);
   await app.listen(config.INGRESS_PORT, config.INGRESS_HOST);
   const { workerPort } = app.get(GrpcServers);
 
@@ -66,6 +68,7 @@ async function run(config: PlatformConfig, servers: LocalServers, logger: Logger
   }
   const base = config.PUBLIC_BASE_URL ?? `http://${config.INGRESS_HOST}:${config.INGRESS_PORT}`;
   logger.log(`A2A platform ready: ${base}/.well-known/agent-card.json (API key header X-API-Key)`);
+  logger.log(`web console: ${base}/console/ (admin API under ${base}/admin/v1)`);
   logger.log(`ops endpoints on ${ops.url} (/livez, /readyz, /metrics)`);
   // The embedded Postgres goes last: everything above still uses it while it stops.
   ops.serve(app, {

@@ -25,6 +25,8 @@ import { SendMessageHandler } from './commands/send-message.handler';
 import { Dispatcher } from './dispatch/dispatcher';
 import { LeaseSweeper } from './dispatch/lease-sweeper';
 import { WorkQueue } from './dispatch/work-queue';
+import { WorkerRegistry } from './dispatch/worker-registry';
+import { WorkerSessionStore } from './dispatch/worker-session.store';
 import { GrpcServers } from './grpc/grpc-servers';
 import { TaskCommandController } from './grpc/task-command.controller';
 import { WorkerGateway } from './grpc/worker.gateway';
@@ -105,6 +107,8 @@ export class TaskServiceModule {
         ListTasksQuery,
         Dispatcher,
         LeaseSweeper,
+        WorkerSessionStore,
+        WorkerRegistry,
         WorkerGateway,
         TaskCommandController,
         GrpcServers,

@@ -32,6 +32,13 @@ export const taskServiceSchema = z.object({
    * with deciding the next batch, for hosts whose cores would otherwise idle.
    */
   WRITER_BATCHES_IN_FLIGHT: z.coerce.number().int().min(1).max(8).default(1),
+  /**
+   * How often a replica writes its connected workers to `ops.worker_sessions` (one statement for all of them;
+   * also soon after a registration or a disconnect). Its rows are stale after three missed refreshes.
+   */
+  WORKER_SESSIONS_REFRESH_MS: ms.default(5_000),
+  /** How long the stale rows of a replica that died stay visible before any replica's refresh deletes them. */
+  WORKER_SESSIONS_RETAIN_STALE_MS: ms.default(300_000),
 });
 
 /** The ingress: A2A bindings and agent cards. */
@@ -215,10 +222,10 @@ export const adminApiSchema = z
      */
     ADMIN_BOOTSTRAP_TOKEN: z.string().min(24).optional(),
     /**
-     * The built web console (`npm run build` writes it to `dist/console`), served at `/console/`. Unset: the
-     * `console` folder beside the built apps.
+     * The built web console (`dist/console/`: index.html, playground.html, assets/) served at `/console/`.
+     * Unset: `dist/console` of the build the process runs from; a folder that does not exist answers 404.
      */
-    CONSOLE_DIR: z.string().min(1).optional(),
+    ADMIN_CONSOLE_DIR: z.string().min(1).optional(),
   })
   .merge(oidcSchema);
 

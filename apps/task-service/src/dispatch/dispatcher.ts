@@ -378,7 +378,7 @@ export class Dispatcher implements OnApplicationBootstrap, OnModuleDestroy {
           tenantId: agent.tenantId,
           taskId,
           decide: (state) => decide(command, state),
-          metadata: this.grantMetadata(),
+          metadata: this.grantMetadata(trace),
           // The queue says the work waits; a cached state from before it was queued would grant nothing.
           reread: true,
         }),
@@ -422,23 +422,21 @@ export class Dispatcher implements OnApplicationBootstrap, OnModuleDestroy {
           if (!session) {
             break;
           }
-          const grant: Grant = { session, leased: null, trace: undefined };
+          // The grant and the assignment continue the trace of the request the work is for.
+          const trace = tracingEnabled()
+            ? await this.tasks.requestTrace({ tenantId: agent.tenantId, taskId }, client)
+            : undefined;
+          const grant: Grant = { session, leased: null, trace };
           grants.push(grant);
           const command = this.grantTo(session);
           const { after, events } = await this.tasks.executeIn(
             client,
             { tenantId: agent.tenantId, taskId },
             (state) => decide(command, state),
-            this.grantMetadata(),
+            this.grantMetadata(trace),
           );
           if (after.status === 'present' && events.some((e) => e.type === 'TaskLeaseGranted')) {
             grant.leased = after;
-            if (tracingEnabled()) {
-              grant.trace = await this.tasks.requestTrace(
-                { tenantId: agent.tenantId, taskId },
-                client,
-              );
-            }
           }
         }
         const leased = grants.filter((g) => g.leased).length;
@@ -465,8 +463,13 @@ export class Dispatcher implements OnApplicationBootstrap, OnModuleDestroy {
     };
   }
 
-  private grantMetadata(): EventMetadata {
-    return { actor: { kind: 'system', id: this.config.REPLICA_ID }, binding: 'dispatcher' };
+  /** A grant's metadata names the trace of the request the work is for (known with tracing on). */
+  private grantMetadata(trace: string | undefined): EventMetadata {
+    return {
+      actor: { kind: 'system', id: this.config.REPLICA_ID },
+      binding: 'dispatcher',
+      ...(trace ? { traceparent: trace } : {}),
+    };
   }
 
   private deliver(session: WorkerSession, after: PresentTask): void {

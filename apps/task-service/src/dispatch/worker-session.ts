@@ -13,12 +13,17 @@ export class WorkerSession {
   renewing = false;
   /** The leases of the latest heartbeat not renewed yet (the newest heartbeat supersedes older ones). */
   nextRenewal: workerPb.LeaseRef[] | null = null;
+  /** When the session's latest heartbeat arrived (operators see it, `ops.worker_sessions`). */
+  lastHeartbeatAt: Date | null = null;
 
   constructor(
     readonly workerId: string,
     readonly agent: AgentRef,
     readonly capacity: number,
     private readonly call: ServerDuplexStream<workerPb.WorkerMessage, workerPb.PlatformMessage>,
+    /** What the worker calls itself (its hello's `identity`). */
+    readonly identity = '',
+    readonly connectedAt = new Date(),
   ) {}
 
   get key(): string {

@@ -30,6 +30,7 @@ import { AgentDirectory, type WorkerIdentity } from '../agent-directory';
 import { Clock } from '../clock';
 import { Dispatcher } from '../dispatch/dispatcher';
 import { WorkQueue } from '../dispatch/work-queue';
+import { WorkerRegistry } from '../dispatch/worker-registry';
 import { WorkerSession } from '../dispatch/worker-session';
 import { ServiceAudit } from '../service-audit';
 import { TaskRepository } from '../task.repository';
@@ -78,6 +79,7 @@ export class WorkerGateway {
     private readonly agents: AgentDirectory,
     private readonly audit: ServiceAudit,
     private readonly dispatcher: Dispatcher,
+    private readonly registry: WorkerRegistry,
     private readonly clock: Clock,
     @Inject(TASK_SERVICE_CONFIG) private readonly config: TaskServiceConfig,
   ) {}
@@ -194,6 +196,7 @@ export class WorkerGateway {
       if (session) {
         this.sessionsById.delete(session.workerId);
         this.dispatcher.detach(session);
+        this.registry.closed(session);
         session = null;
       }
     };
@@ -206,6 +209,8 @@ export class WorkerGateway {
           { tenantId, agentId },
           Math.max(1, Math.min(hello.maxConcurrentTasks || 1, 1_000)),
           call,
+          hello.identity,
+          this.clock.now(),
         );
         // A reconnecting worker's running tasks count against its capacity before any new work.
         for (const lease of hello.leases) {
@@ -223,10 +228,12 @@ export class WorkerGateway {
         });
         this.logger.log(`worker ${session.workerId} (${hello.identity}) serves ${agentId}`);
         this.dispatcher.attach(session);
+        this.registry.opened(session);
         if (hello.leases.length > 0) {
           this.renewLeases(session, hello.leases);
         }
       } else if (message.heartbeat && session) {
+        session.lastHeartbeatAt = this.clock.now();
         this.renewLeases(session, message.heartbeat.leases);
       } else if (message.updates && session) {
         const { batchId, requests } = message.updates;

@@ -1,0 +1,185 @@
+import { TASK_STATES } from '@lib/a2a-protocol';
+import { InvalidInput, NotFound, TenantStore, type TenantId } from '@lib/tenancy';
+import {
+  Controller,
+  Get,
+  Param,
+  Query,
+  Res,
+  UseFilters,
+  UseGuards,
+  UseInterceptors,
+} from '@nestjs/common';
+import type { Response } from 'express';
+import { AdminAuditInterceptor } from './admin-audit.interceptor';
+import { AdminErrorsFilter } from './admin-errors.filter';
+import { AdminRoute } from './admin-route';
+import { AdminGuard } from './admin.guard';
+import { queryText, tenantParam } from './params';
+import { StreamingAnswer } from './streaming-answer';
+import {
+  MAX_TASK_PAGE_SIZE,
+  TaskAdminStore,
+  type TaskChange,
+  type TaskDetail,
+  type TaskPage,
+  type TimelinePage,
+} from './task-admin.store';
+import { TaskChangeFeed } from './task-changes';
+
+/** A comment line on every open change stream this often, so that proxies and clients see it alive. */
+export const CHANGES_HEARTBEAT_MS = 15_000;
+/** A change stream whose client reads slower than this much output is behind is cut off (it reconnects). */
+const MAX_UNSENT_BYTES = 1 << 20;
+
+/**
+ * A tenant's tasks for operators (docs/admin.md "Tasks"): the listing, one task as stored, its event timeline
+ * from the log, and the live stream of task changes.
+ */
+@Controller('admin/v1/tenants/:tenantId/tasks')
+@UseGuards(AdminGuard)
+@UseFilters(AdminErrorsFilter)
+@UseInterceptors(AdminAuditInterceptor)
+export class TasksController {
+  constructor(
+    private readonly tenants: TenantStore,
+    private readonly tasks: TaskAdminStore,
+    private readonly feed: TaskChangeFeed,
+  ) {}
+
+  @Get()
+  @AdminRoute('admin.task.list', 'tenant:admin')
+  async list(
+    @Param('tenantId') tenantId: string,
+    @Query() query: Record<string, unknown>,
+  ): Promise<TaskPage> {
+    const tenant = await this.tenant(tenantId);
+    const text = (name: string): string | undefined => queryText(query, name);
+    const agentId = text('agentId');
+    const state = text('state');
+    const contextId = text('contextId');
+    const limit = text('limit');
+    const cursor = text('cursor');
+    return this.tasks.list({
+      tenantId: tenant,
+      ...(agentId !== undefined ? { agentId } : {}),
+      ...(state !== undefined ? { state } : {}),
+      ...(contextId !== undefined ? { contextId } : {}),
+      ...(limit !== undefined ? { limit: Number(limit) } : {}),
+      ...(cursor !== undefined ? { cursor } : {}),
+    });
+  }
+
+  /**
+   * `text/event-stream`: an `event: task` with a {@link TaskChange} for every change of one of the tenant's
+   * tasks (matching the filters) from now on, a comment line every {@link CHANGES_HEARTBEAT_MS}. Declared
+   * before `:taskId`, which would otherwise take the path.
+   */
+  @Get('changes')
+  @AdminRoute('admin.task.changes', 'tenant:admin')
+  async changes(
+    @Param('tenantId') tenantId: string,
+    @Query() query: Record<string, unknown>,
+    @Res() res: Response,
+  ): Promise<StreamingAnswer> {
+    const tenant = await this.tenant(tenantId);
+    const agentId = queryText(query, 'agentId');
+    const contextId = queryText(query, 'contextId');
+    const state = queryText(query, 'state');
+    if (state !== undefined && !(TASK_STATES as readonly string[]).includes(state)) {
+      throw new InvalidInput(`query parameter state must be one of ${TASK_STATES.join(', ')}`, [
+        { field: 'state', description: `one of ${TASK_STATES.join(', ')}` },
+      ]);
+    }
+    const matches = (change: TaskChange): boolean =>
+      (agentId === undefined || change.agentId === agentId) &&
+      (contextId === undefined || change.contextId === contextId) &&
+      (state === undefined || change.state === state);
+    return new StreamingAnswer(() => this.stream(tenant, matches, res));
+  }
+
+  @Get(':taskId')
+  @AdminRoute('admin.task.get', 'tenant:admin')
+  async get(
+    @Param('tenantId') tenantId: string,
+    @Param('taskId') taskId: string,
+  ): Promise<TaskDetail> {
+    const tenant = await this.tenant(tenantId);
+    const task = await this.tasks.get(tenant, taskId);
+    if (!task) {
+      throw new NotFound(`no task ${taskId.slice(0, 140)} in tenant ${tenant}`);
+    }
+    return task;
+  }
+
+  /** The task stream's events after generation `after` (default 0), oldest first. */
+  @Get(':taskId/events')
+  @AdminRoute('admin.task.events', 'tenant:admin')
+  async events(
+    @Param('tenantId') tenantId: string,
+    @Param('taskId') taskId: string,
+    @Query() query: Record<string, unknown>,
+  ): Promise<TimelinePage> {
+    const tenant = await this.tenant(tenantId);
+    const after = integer(queryText(query, 'after') ?? '0', 'after', 0, 2 ** 31 - 1);
+    const limit = integer(queryText(query, 'limit') ?? '200', 'limit', 1, MAX_TASK_PAGE_SIZE);
+    const page = await this.tasks.timeline(tenant, taskId, after, limit);
+    if (!page) {
+      throw new NotFound(`no task ${taskId.slice(0, 140)} in tenant ${tenant}`);
+    }
+    return page;
+  }
+
+  /** The tenant a path names, if it exists (404 otherwise). */
+  private async tenant(tenantId: string): Promise<TenantId> {
+    return (await this.tenants.get(tenantParam(tenantId))).tenantId;
+  }
+
+  private stream(
+    tenantId: TenantId,
+    matches: (change: TaskChange) => boolean,
+    res: Response,
+  ): void {
+    res.writeHead(200, {
+      'Content-Type': 'text/event-stream; charset=utf-8',
+      'Cache-Control': 'no-store',
+      'X-Accel-Buffering': 'no',
+    });
+    res.write(': task changes\n\n');
+    let stop = (): void => undefined;
+    const end = (): void => {
+      clearInterval(heartbeat);
+      stop();
+      if (!res.writableEnded) {
+        res.end();
+      }
+    };
+    const write = (text: string): void => {
+      if (res.writableLength > MAX_UNSENT_BYTES) {
+        end();
+      } else {
+        res.write(text);
+      }
+    };
+    const heartbeat = setInterval(() => write(': heartbeat\n\n'), CHANGES_HEARTBEAT_MS);
+    stop = this.feed.watch({
+      tenantId,
+      matches,
+      send: (change) => write(`event: task\ndata: ${JSON.stringify(change)}\n\n`),
+      end,
+    });
+    // The client went away (or the connection broke): stop watching.
+    res.on('close', end);
+  }
+}
+
+/** A query parameter that must be an integer in [min, max]; 400 naming it otherwise. */
+function integer(text: string, field: string, min: number, max: number): number {
+  const value = Number(text);
+  if (!/^\d+$/.test(text) || value < min || value > max) {
+    throw new InvalidInput(`query parameter ${field} must be an integer from ${min} to ${max}`, [
+      { field, description: `an integer from ${min} to ${max}` },
+    ]);
+  }
+  return value;
+}

@@ -1,0 +1,41 @@
+import { TenantStore } from '@lib/tenancy';
+import {
+  Controller,
+  Get,
+  Param,
+  Query,
+  UseFilters,
+  UseGuards,
+  UseInterceptors,
+} from '@nestjs/common';
+import { AdminAuditInterceptor } from './admin-audit.interceptor';
+import { AdminErrorsFilter } from './admin-errors.filter';
+import { AdminRoute } from './admin-route';
+import { AdminGuard } from './admin.guard';
+import { ConnectedWorkersStore, type ConnectedWorker } from './connected-workers.store';
+import { queryText, tenantParam } from './params';
+
+/**
+ * The worker sessions connected to the task-service replicas, per tenant (docs/admin.md "Workers"): each with
+ * its replica, capacity, leases and heartbeats, as its replica last wrote it (every few seconds).
+ */
+@Controller('admin/v1/tenants/:tenantId/workers')
+@UseGuards(AdminGuard)
+@UseFilters(AdminErrorsFilter)
+@UseInterceptors(AdminAuditInterceptor)
+export class WorkersController {
+  constructor(
+    private readonly tenants: TenantStore,
+    private readonly workers: ConnectedWorkersStore,
+  ) {}
+
+  @Get()
+  @AdminRoute('admin.worker.list', 'tenant:admin')
+  async list(
+    @Param('tenantId') tenantId: string,
+    @Query() query: Record<string, unknown>,
+  ): Promise<{ workers: ConnectedWorker[] }> {
+    const tenant = (await this.tenants.get(tenantParam(tenantId))).tenantId;
+    return { workers: await this.workers.list(tenant, queryText(query, 'agentId')) };
+  }
+}
