@@ -6,6 +6,7 @@
  * admin of one tenant sees nothing of another (404, as if it did not exist).
  */
 import { startAgentWorker, type PlatformProcess } from '@lib/testing';
+import { EXAMPLE_AGENT_IDS } from '@lib/worker-sdk';
 import { randomUUID } from 'node:crypto';
 import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -158,16 +159,11 @@ describe('GET /admin/v1/tenants/{t}/workers', () => {
   it('lists the sessions connected to the task-service, by agent, with capacity, replica and heartbeats', async () => {
     const listed = await eventually(
       () => admin('/admin/v1/tenants/demo/workers'),
-      (answer) => (answer.body['workers'] as unknown[] | undefined)?.length === 5,
+      (answer) =>
+        (answer.body['workers'] as unknown[] | undefined)?.length === EXAMPLE_AGENT_IDS.length,
     );
     const workers = listed.body['workers'] as Record<string, unknown>[];
-    expect(workers.map((w) => w['agentId'])).toEqual([
-      'countdown',
-      'echo',
-      'interview',
-      'tck',
-      'units',
-    ]);
+    expect(workers.map((w) => w['agentId'])).toEqual([...EXAMPLE_AGENT_IDS].sort());
     for (const worker of workers) {
       expect(worker).toMatchObject({
         tenantId: 'demo',
