@@ -25,4 +25,20 @@ if ((build)); then
 fi
 bash scripts/kafka/broker.sh start --optional
 export LOG_FORMAT="${LOG_FORMAT:-pretty}"
+
+# The web console's operator face signs in with a platform-admin token. Without ADMIN_BOOTSTRAP_TOKEN, a local
+# one is made once and kept in .data/admin-token (gitignored, readable by this user only).
+if [[ -z "${ADMIN_BOOTSTRAP_TOKEN:-}" ]]; then
+  ADMIN_BOOTSTRAP_TOKEN="$(node -e '
+    const fs = require("node:fs");
+    const file = ".data/admin-token";
+    fs.mkdirSync(".data", { recursive: true });
+    if (!fs.existsSync(file) || fs.readFileSync(file, "utf8").trim() === "") {
+      fs.writeFileSync(file, require("node:crypto").randomBytes(24).toString("base64url"), { mode: 0o600 });
+    }
+    process.stdout.write(fs.readFileSync(file, "utf8").trim());
+  ')"
+  export ADMIN_BOOTSTRAP_TOKEN
+  echo "web console: operators sign in with the token in .data/admin-token; the playground takes a tenant API key (demo-key)"
+fi
 exec node dist/apps/standalone/src/main.js

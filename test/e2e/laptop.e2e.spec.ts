@@ -12,7 +12,7 @@ import { processEnv } from '@lib/config';
 import { freePort, processesNaming, repoRoot, sleep } from '@lib/testing';
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { existsSync, realpathSync } from 'node:fs';
-import { chmod, mkdir, mkdtemp, rm, symlink } from 'node:fs/promises';
+import { chmod, mkdir, mkdtemp, readFile, rm, symlink } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { delimiter, join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -261,6 +261,21 @@ describe('npm start on a bare laptop (no Postgres server, no Java, no Redis)', (
     expect(task.status.state).toBe('TASK_STATE_COMPLETED');
     expect(task.artifacts?.[0]?.parts).toStrictEqual([{ text: 'hello from a laptop' }]);
     taskId = task.id;
+  });
+
+  it('serves the web console, whose operator signs in with the token npm start kept in .data/admin-token', async () => {
+    expect(npm.output).toContain(
+      'web console: operators sign in with the token in .data/admin-token; the playground takes a tenant API key (demo-key)',
+    );
+    const page = await fetch(`http://127.0.0.1:${ports.http}/console/`);
+    expect(page.status).toBe(200);
+    expect(await page.text()).toContain('<a2a-operator-app>');
+    const token = (await readFile(join(repoRoot(), '.data', 'admin-token'), 'utf8')).trim();
+    const whoami = await fetch(`http://127.0.0.1:${ports.http}/admin/v1/whoami`, {
+      headers: { authorization: `Bearer ${token}` },
+    });
+    expect(whoami.status).toBe(200);
+    expect(await whoami.json()).toMatchObject({ role: 'platform-admin' });
   });
 
   it('stops on SIGTERM, with its Postgres', async () => {
