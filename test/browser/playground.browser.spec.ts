@@ -66,7 +66,7 @@ function orderForm(surfaceId: string): JsonValue[] {
   ];
 }
 
-/** Agent UI the console must refuse: too many components, and an image from plain http. */
+/** Agent UI the console must refuse: too many components, too deep, a cycle, an image from plain http. */
 function unsafeSurfaces(): JsonValue[] {
   const many = Array.from({ length: 600 }, (_, i) => ({
     id: `t${i}`,
@@ -80,6 +80,29 @@ function unsafeSurfaces(): JsonValue[] {
       updateComponents: {
         surfaceId: 'huge',
         components: [{ id: 'root', component: 'Column', children: many.map((c) => c.id) }, ...many],
+      },
+    },
+    { version: 'v0.9', createSurface: { surfaceId: 'deep', catalogId: BASIC_CATALOG } },
+    {
+      version: 'v0.9',
+      updateComponents: {
+        surfaceId: 'deep',
+        components: Array.from({ length: 25 }, (_, i) => ({
+          id: i === 0 ? 'root' : `c${i}`,
+          component: 'Column',
+          children: i === 24 ? [] : [`c${i + 1}`],
+        })),
+      },
+    },
+    { version: 'v0.9', createSurface: { surfaceId: 'loop', catalogId: BASIC_CATALOG } },
+    {
+      version: 'v0.9',
+      updateComponents: {
+        surfaceId: 'loop',
+        components: [
+          { id: 'root', component: 'Column', children: ['inner'] },
+          { id: 'inner', component: 'Card', child: 'root' },
+        ],
       },
     },
     { version: 'v0.9', createSurface: { surfaceId: 'tracker', catalogId: BASIC_CATALOG } },
@@ -403,6 +426,8 @@ describe('the agent playground', () => {
     await say(page, 'unsafe');
     await expect.poll(() => taskState(page), POLL).toContain('input required');
     await page.getByText('Refused surface huge: 601 components, more than 500').waitFor();
+    await page.getByText('Refused surface deep: nested 25 deep, more than 20').waitFor();
+    await page.getByText('Refused surface loop: a component contains itself').waitFor();
     await page
       .getByText(/Refused surface tracker: component root \(Image\) links to http:\/\/tracker/)
       .waitFor();
