@@ -117,7 +117,7 @@ function unsafeSurfaces(): JsonValue[] {
 }
 
 /** What the test agent was sent, for the checks on the agent's side. */
-const received: { metadata: unknown; parts: Part[]; taskId: string }[] = [];
+const received: { metadata: unknown; parts: Part[]; extensions: unknown; taskId: string }[] = [];
 
 /**
  * Agent `forms` (this test's own worker): a first message gets the order form in TASK_STATE_INPUT_REQUIRED
@@ -127,7 +127,12 @@ const received: { metadata: unknown; parts: Part[]; taskId: string }[] = [];
 class FormsAgent implements AgentExecutor {
   async execute(context: RequestContext, events: ExecutionEventBus): Promise<void> {
     const message = context.userMessage;
-    received.push({ metadata: message.metadata, parts: message.parts, taskId: context.taskId });
+    received.push({
+      metadata: message.metadata,
+      parts: message.parts,
+      extensions: message.extensions,
+      taskId: context.taskId,
+    });
     const action = actionOf(message.parts);
     if (action === null) {
       const unsafe = message.parts.some((p) => p.text === 'unsafe');
@@ -395,6 +400,7 @@ describe('the agent playground', () => {
       a2uiClientCapabilities: { 'v0.9': { supportedCatalogIds: [BASIC_CATALOG] } },
     });
     expect(second?.taskId).toBe(first?.taskId);
+    expect(second?.extensions).toEqual([A2UI_EXTENSION]);
     expect(second?.parts).toEqual([
       {
         mediaType: A2UI_MEDIA_TYPE,

@@ -20,6 +20,8 @@ export interface Message {
   contextId?: string;
   taskId?: string;
   metadata?: Record<string, unknown>;
+  /** URIs of the extensions whose data the message carries. */
+  extensions?: string[];
 }
 
 export interface TaskStatus {

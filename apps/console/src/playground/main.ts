@@ -325,8 +325,15 @@ export class PlaygroundApp extends LitElement {
   }
 
   private persist(): void {
-    if (this.conversation && !this.leaving) {
+    if (!this.conversation || this.leaving) {
+      return;
+    }
+    try {
       sessionStorage.setItem(CONVERSATION_KEY, JSON.stringify(this.conversation));
+    } catch {
+      // Over the storage quota: the conversation goes on, but a reload starts afresh.
+      sessionStorage.removeItem(CONVERSATION_KEY);
+      this.error = 'This conversation is too large to be kept across a reload of the page.';
     }
   }
 
@@ -343,11 +350,17 @@ export class PlaygroundApp extends LitElement {
 
   /** A user's A2UI action goes back to the agent as a new message on the same task (a2ui extension spec). */
   private async sendAction(action: A2uiClientAction, origin: SurfaceOrigin): Promise<void> {
-    await this.send([{ data: [{ version: origin.version, action }], mediaType: origin.mediaType }]);
+    await this.send(
+      [{ data: [{ version: origin.version, action }], mediaType: origin.mediaType }],
+      [A2UI_EXTENSION_URI],
+    );
   }
 
-  /** SendStreamingMessage with the parts, continuing the conversation's task while it has not ended. */
-  private async send(parts: Part[]): Promise<void> {
+  /**
+   * SendStreamingMessage with the parts, continuing the conversation's task while it has not ended;
+   * `extensions`: the URIs of the extensions whose data the message carries (spec digest §10.2).
+   */
+  private async send(parts: Part[], extensions: string[] = []): Promise<void> {
     const conversation = this.conversation;
     if (!conversation || this.streaming) {
       return;
@@ -364,6 +377,7 @@ export class PlaygroundApp extends LitElement {
       parts,
       ...(conversation.contextId ? { contextId: conversation.contextId } : {}),
       ...(taskId ? { taskId } : {}),
+      ...(extensions.length > 0 ? { extensions } : {}),
       metadata: {
         ...(this.host ? { a2uiClientCapabilities: this.host.capabilities() } : {}),
         ...(dataModel ? { a2uiClientDataModel: dataModel } : {}),
