@@ -278,13 +278,35 @@ describe('the agent playground', () => {
       ]),
     );
     await choose(page, 'echo', 'Echo');
-    const checks = (await page.locator('.checks li').allTextContents()).map((c) => c.trim());
-    expect(checks).toEqual([
+    const checks = page.locator('.checks li');
+    await expect.poll(() => checks.count(), POLL).toBe(4);
+    expect((await checks.allTextContents()).map((c) => c.trim())).toEqual([
       expect.stringMatching(/^✓ Required fields: all present/),
       expect.stringMatching(/^✓ Supported interfaces: JSONRPC 1\.0, HTTP\+JSON 1\.0, GRPC 1\.0/),
       expect.stringMatching(/^✓ Signature present: ES256 key /),
+      expect.stringMatching(
+        /^✓ Signature verifies: with ES256 key \S+ of http:.*\/\.well-known\/jwks\.json$/,
+      ),
     ]);
     await checkState(page, problems, 'agent-card');
+    await page.close();
+  });
+
+  it('says when a card does not match its signature', async () => {
+    const { page, problems } = await signedIn();
+    await page.route('**/agents/demo/echo/.well-known/agent-card.json', async (route) => {
+      const response = await route.fetch();
+      const card = (await response.json()) as Record<string, unknown>;
+      await route.fulfill({ response, json: { ...card, description: 'Tampered with.' } });
+    });
+    await choose(page, 'echo', 'Echo');
+    const checks = page.locator('.checks li');
+    await expect.poll(() => checks.count(), POLL).toBe(4);
+    expect(await checks.nth(2).textContent()).toContain('✓ Signature present');
+    expect(await checks.nth(3).textContent()).toContain(
+      '✗ Signature verifies: the signature does not match the card',
+    );
+    await checkState(page, problems, 'card-tampered');
     await page.close();
   });
 

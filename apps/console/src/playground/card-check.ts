@@ -22,7 +22,7 @@ const REQUIRED_FIELDS: readonly (keyof AgentCard)[] = [
  * Checks an agent card as a client would before using it (spec digest §4.5, §10.11, §10.12): the REQUIRED
  * fields, interfaces that each name a URL, a binding and a `Major.Minor` version (one JSON-RPC 1.0 interface
  * for the playground to use), and at least one signature whose protected header names `alg` and `kid`.
- * The signature is not verified here.
+ * The signature itself is verified by card-signature.ts.
  */
 export function checkCard(card: unknown): CardCheck[] {
   const record = isObject(card) ? card : {};

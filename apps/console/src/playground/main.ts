@@ -7,6 +7,7 @@ import { A2aClient, type AgentEndpoint, type Frame } from './a2a-client';
 import { isTerminal, stateLabel, type AgentCard, type Part } from './a2a-model';
 import { A2UI_EXTENSION_URI, A2uiHost, a2uiMediaType, type SurfaceOrigin } from './a2ui-host';
 import { checkCard, jsonRpcInterface, type CardCheck } from './card-check';
+import { verifyCardSignature } from './card-signature';
 import {
   agentParts,
   alreadySeen,
@@ -270,6 +271,11 @@ export class PlaygroundApp extends LitElement {
       const card = JSON.parse(text) as AgentCard;
       this.card = card;
       this.checks = checkCard(card);
+      void verifyCardSignature(card).then((check) => {
+        if (this.card === card) {
+          this.checks = [...this.checks, check];
+        }
+      });
       this.endpoint = endpointOf(card, entry);
       this.error = null;
     } catch (error) {
