@@ -39,6 +39,8 @@ const CONVERSATION_KEY = 'a2a-console.playground.conversation';
 const MAX_FRAMES = 500;
 /** Times a live task's stream is reopened after it ended early (cut off, platform unavailable). */
 const RESUME_ATTEMPTS = 3;
+/** The wait before the first such reopening; each next one waits longer. */
+const RESUME_DELAY_MS = 500;
 
 /**
  * The agent user's face of the console, like the A2A inspector: signed in with a tenant API key, pick an
@@ -442,6 +444,9 @@ export class PlaygroundApp extends LitElement {
           taskIsLive(conversation) && ++attempts <= RESUME_ATTEMPTS
             ? { method: 'SubscribeToTask' }
             : null;
+        if (next) {
+          await new Promise((resolve) => setTimeout(resolve, RESUME_DELAY_MS * attempts));
+        }
       }
     } catch (error) {
       if (!controller.signal.aborted && !this.leaving) {
