@@ -363,6 +363,42 @@ describe('the agent playground', () => {
     await page.close();
   });
 
+  it('finds and replays a new task whose every event came while the page was away', async () => {
+    const { page, problems } = await signedIn();
+    await choose(page, 'countdown', 'Countdown');
+    // The platform takes the message and runs the task; the page never hears back before its reload.
+    const answered = new Promise<void>((resolve) => {
+      void page.route('**/agents/demo/countdown/jsonrpc', async (route) => {
+        if (!(route.request().postData() ?? '').includes('"SendStreamingMessage"')) {
+          await route.continue();
+          return;
+        }
+        await route.fetch().catch(() => undefined);
+        resolve();
+      });
+    });
+    await say(page, '3');
+    await answered;
+    await page.unrouteAll({ behavior: 'ignoreErrors' });
+    await page.reload();
+    await page.getByRole('heading', { name: 'Agent card: Countdown' }).waitFor();
+    await expect.poll(() => taskState(page), POLL).toContain('completed');
+    expect(await artifactParts(page, 'countdown')).toEqual(['3', '2', '1']);
+    const steps = (await page.locator('.timeline li.status').allTextContents())
+      .map((text) => /step \d+\/3/.exec(text)?.[0])
+      .filter((step) => step !== undefined);
+    expect(steps).toEqual(['step 1/3', 'step 2/3', 'step 3/3']);
+    expect(await page.locator('.timeline li.notice').count()).toBe(0);
+    await page.getByText(/^Raw frames/).click();
+    expect(await page.locator('.frame h3', { hasText: /Sent POST .* ListTasks$/ }).count()).toBe(1);
+    const resumed = page
+      .locator('.frame')
+      .filter({ has: page.locator('h3', { hasText: 'SubscribeToTask' }) });
+    expect(await resumed.locator('pre').textContent()).toContain('last-event-id: 0');
+    await checkState(page, problems, 'replayed');
+    await page.close();
+  });
+
   it('answers an agent that asks for input on the same task (multi-turn)', async () => {
     const { page, problems } = await signedIn();
     await choose(page, 'interview', 'Interview');

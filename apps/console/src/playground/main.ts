@@ -159,7 +159,8 @@ export class PlaygroundApp extends LitElement {
   declare card: AgentCard | null;
   declare checks: CardCheck[];
   declare conversation: Conversation | null;
-  declare streaming: boolean;
+  /** The stream open: a turn (SendStreamingMessage) or a subscription to the task (SubscribeToTask). */
+  declare streaming: 'turn' | 'subscription' | null;
   declare frames: Frame[];
 
   private readonly session = new CredentialSession('a2a-console.api-key');
@@ -184,7 +185,7 @@ export class PlaygroundApp extends LitElement {
     this.card = null;
     this.checks = [];
     this.conversation = null;
-    this.streaming = false;
+    this.streaming = null;
     this.frames = [];
   }
 
@@ -286,9 +287,54 @@ export class PlaygroundApp extends LitElement {
     }
     this.openConversation(restored ?? newConversation(key));
     const conversation = this.conversation as Conversation | null;
-    if (conversation?.streaming && taskIsLive(conversation)) {
-      void this.follow('SubscribeToTask');
+    if (conversation?.streaming) {
+      void this.resume(conversation);
     }
+  }
+
+  /**
+   * Picks up the stream the page was following before it was reloaded: after the last event it received
+   * (`Last-Event-ID`). When the page went away before the first event of a new task, the task is found by
+   * the conversation's context and all its events are read from the start.
+   */
+  private async resume(conversation: Conversation): Promise<void> {
+    const last = conversation.log.at(-1);
+    const unanswered = last?.kind === 'sent' ? last.message : undefined;
+    if (unanswered && unanswered.taskId === undefined && this.endpoint && conversation.contextId) {
+      try {
+        const { tasks } = await this.client.call<{
+          tasks: { id: string; status: { state: string } }[];
+        }>(this.endpoint, 'ListTasks', {
+          contextId: conversation.contextId,
+          pageSize: 1,
+          historyLength: 0,
+        });
+        const task = tasks[0];
+        if (
+          !task ||
+          task.id === conversation.task?.id ||
+          !this.endpoint.extensions.includes(RESUMABLE_STREAMS_URI)
+        ) {
+          this.remember({
+            kind: 'notice',
+            text: 'The last message got no answer before the page was reloaded.',
+          });
+          conversation.streaming = false;
+          this.persist();
+          return;
+        }
+        conversation.task = { id: task.id, state: task.status.state };
+        conversation.lastEventId = '0';
+      } catch (error) {
+        this.remember({ kind: 'notice', text: messageOf(error) });
+        return;
+      }
+    } else if (!unanswered && !taskIsLive(conversation)) {
+      conversation.streaming = false;
+      this.persist();
+      return;
+    }
+    await this.follow('SubscribeToTask');
   }
 
   /** Makes `conversation` the current one: its agent UI is rebuilt from its log. */
@@ -370,9 +416,13 @@ export class PlaygroundApp extends LitElement {
    */
   private async send(parts: Part[], extensions: string[] = []): Promise<void> {
     const conversation = this.conversation;
-    if (!conversation || this.streaming) {
+    if (!conversation || this.streaming === 'turn') {
       return;
     }
+    // A subscription that waits for the task gives way to the user's new turn.
+    this.stream?.abort();
+    // A context of the conversation's own: a reload before the first event finds the new task by it.
+    conversation.contextId ??= crypto.randomUUID();
     const taskId = continuedTask(conversation);
     if (taskId === undefined) {
       // A new task's events are numbered afresh.
@@ -383,7 +433,7 @@ export class PlaygroundApp extends LitElement {
       messageId: crypto.randomUUID(),
       role: 'ROLE_USER' as const,
       parts,
-      ...(conversation.contextId ? { contextId: conversation.contextId } : {}),
+      contextId: conversation.contextId,
       ...(taskId ? { taskId } : {}),
       ...(extensions.length > 0 ? { extensions } : {}),
       metadata: {
@@ -410,7 +460,7 @@ export class PlaygroundApp extends LitElement {
     }
     const controller = new AbortController();
     this.stream = controller;
-    this.streaming = true;
+    this.streaming = method === 'SendStreamingMessage' ? 'turn' : 'subscription';
     let attempts = 0;
     let next: { method: typeof method; params?: object } | null = { method, params };
     try {
@@ -456,7 +506,7 @@ export class PlaygroundApp extends LitElement {
       controller.abort();
       if (this.stream === controller) {
         this.stream = null;
-        this.streaming = false;
+        this.streaming = null;
         if (!this.leaving) {
           conversation.streaming = false;
           this.persist();
@@ -617,7 +667,7 @@ export class PlaygroundApp extends LitElement {
         <label for="message">Message</label>
         <textarea id="message" name="message" required></textarea>
         <div class="row">
-          <button type="submit" ?disabled=${this.streaming}>
+          <button type="submit" ?disabled=${this.streaming === 'turn'}>
             ${task && open ? 'Send on this task' : 'Send'}
           </button>
           ${open
