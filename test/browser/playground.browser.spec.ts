@@ -416,6 +416,33 @@ describe('the agent playground', () => {
     await page.close();
   });
 
+  it('resumes the answer to a task that waited for input when the page was reloaded before it came', async () => {
+    const { page, problems } = await signedIn();
+    await choose(page, 'interview', 'Interview');
+    await say(page, 'Hello');
+    await expect.poll(() => taskState(page), POLL).toContain('input required');
+    const answered = new Promise<void>((resolve) => {
+      void page.route('**/agents/demo/interview/jsonrpc', async (route) => {
+        await route.fetch().catch(() => undefined);
+        resolve();
+      });
+    });
+    await page.getByLabel('Message', { exact: true }).fill('Grace Hopper');
+    await page.getByRole('button', { name: 'Send on this task' }).click();
+    await answered;
+    await page.unrouteAll({ behavior: 'ignoreErrors' });
+    await page.reload();
+    await expect.poll(() => taskState(page), POLL).toContain('completed');
+    expect(await artifactParts(page, 'greeting')).toEqual(['Nice to meet you, Grace Hopper!']);
+    const states = await Promise.all(
+      (await page.locator('.timeline li.status').all()).map((s) => s.getAttribute('data-state')),
+    );
+    expect(states.filter((state) => state === 'TASK_STATE_INPUT_REQUIRED')).toHaveLength(1);
+    expect(states.at(-1)).toBe('TASK_STATE_COMPLETED');
+    await checkState(page, problems, 'multi-turn-resumed');
+    await page.close();
+  });
+
   it('shows every frame sent and received, without the API key', async () => {
     const { page, problems } = await signedIn();
     await choose(page, 'echo', 'Echo');
