@@ -31,6 +31,7 @@ import { AgentCardKeys } from './cards/agent-card.keys';
 import { PublicOrigins } from './cards/agent-cards';
 import { AgentRegistry } from './cards/agent-registry';
 import { SignedAgentCards } from './cards/signed-agent-cards';
+import { AgentDirectoryController } from './directory/agent-directory.controller';
 import { A2aGateway } from './gateway/a2a-gateway';
 import { A2aGrpcServer } from './grpc/a2a-grpc.server';
 import { FrameworkErrorsFilter } from './http/framework-errors.filter';
@@ -79,7 +80,12 @@ export class IngressModule implements NestModule {
     return {
       module: IngressModule,
       imports: [OpsModule, ObservabilityModule, ...imports],
-      controllers: [AgentCardController, JsonRpcController, RestController],
+      controllers: [
+        AgentCardController,
+        AgentDirectoryController,
+        JsonRpcController,
+        RestController,
+      ],
       providers: [
         { provide: INGRESS_CONFIG, useValue: config },
         { provide: INGRESS_FEATURES, useValue: features },
