@@ -135,6 +135,8 @@ export class OperatorApp extends LitElement {
         this.who = { kind: 'tenant', tenantId };
         if (this.route.page !== 'tenant' || this.route.tenantId !== tenantId) {
           location.hash = routeHref(['tenants', tenantId]);
+          // Now, not at the hashchange event: the page is keyed by the hash and must not start on the old route.
+          this.route = parseRoute(location.hash);
         }
       } else if (who['role'] === 'platform-admin') {
         this.who = { kind: 'platform' };
