@@ -1,6 +1,6 @@
 import { css, html, LitElement, nothing, type TemplateResult } from 'lit';
 import { keyed } from 'lit/directives/keyed.js';
-import { ApiError, JsonClient } from '../shared/api';
+import { JsonClient } from '../shared/api';
 import { CredentialSession, fieldText } from '../shared/session';
 import { theme } from '../shared/theme';
 import './admin-keys-page';
@@ -11,6 +11,7 @@ import './audit-page';
 import './deliveries-page';
 import './oidc-issuers-page';
 import { adminPath, problemText, routeHref } from './page';
+import { record, textOrNull } from './parse';
 import { parseRoute, TENANT_SECTIONS, type Route } from './route';
 import './task-page';
 import './tasks-page';
@@ -88,20 +89,16 @@ export class OperatorApp extends LitElement {
   static override styles = [theme, shellStyles];
   static override properties = {
     who: { state: true },
-    askTenant: { state: true },
     error: { state: true },
     checking: { state: true },
     route: { state: true },
   };
 
   declare who: Role | null;
-  declare askTenant: boolean;
   declare error: string | null;
   declare checking: boolean;
   declare route: Route;
   private readonly session = new CredentialSession('a2a-console.admin-token');
-  /** The tenant a tenant admin's key belongs to (no admin route names it), kept for the tab like the token. */
-  private readonly tenantSession = new CredentialSession('a2a-console.admin-tenant');
   private readonly api = new JsonClient(() => this.session.token);
   private readonly onHashChange = (): void => {
     this.route = parseRoute(location.hash);
@@ -110,7 +107,6 @@ export class OperatorApp extends LitElement {
   constructor() {
     super();
     this.who = null;
-    this.askTenant = false;
     this.error = null;
     this.checking = false;
     this.route = parseRoute(location.hash);
@@ -129,44 +125,30 @@ export class OperatorApp extends LitElement {
     super.disconnectedCallback();
   }
 
-  /** Platform admins may list tenants; a tenant admin is refused (403) and names its tenant. */
+  /** Asks the admin API who the credential is (`GET /admin/v1/whoami`), which decides the face to show. */
   private async identify(): Promise<void> {
     this.checking = true;
-    const tenantId = this.tenantSession.token;
     try {
-      if (tenantId) {
-        await this.joinTenant(tenantId);
-        return;
+      const who = record(await this.api.get<unknown>(adminPath(['whoami'])));
+      const tenantId = textOrNull(who['tenantId']);
+      if (who['role'] === 'tenant-admin' && tenantId !== null) {
+        this.who = { kind: 'tenant', tenantId };
+        if (this.route.page !== 'tenant' || this.route.tenantId !== tenantId) {
+          location.hash = routeHref(['tenants', tenantId]);
+          // Now, not at the hashchange event: the page is keyed by the hash and must not start on the old route.
+          this.route = parseRoute(location.hash);
+        }
+      } else if (who['role'] === 'platform-admin') {
+        this.who = { kind: 'platform' };
+      } else {
+        throw new Error(`The admin API named no role this console knows: ${JSON.stringify(who)}`);
       }
-      await this.api.get(adminPath(['tenants']));
-      this.who = { kind: 'platform' };
       this.error = null;
     } catch (error) {
-      if (error instanceof ApiError && error.status === 403) {
-        this.askTenant = true;
-      } else {
-        this.signOut();
-        this.error = problemText(error);
-      }
+      this.signOut();
+      this.error = problemText(error);
     } finally {
       this.checking = false;
-    }
-  }
-
-  private async joinTenant(tenantId: string): Promise<void> {
-    try {
-      await this.api.get(adminPath(['tenants', tenantId]));
-      this.tenantSession.signIn(tenantId);
-      this.who = { kind: 'tenant', tenantId };
-      this.askTenant = false;
-      this.error = null;
-      if (this.route.page !== 'tenant' || this.route.tenantId !== tenantId) {
-        location.hash = routeHref(['tenants', tenantId]);
-      }
-    } catch (error) {
-      this.tenantSession.signOut();
-      this.askTenant = true;
-      this.error = problemText(error);
     }
   }
 
@@ -176,16 +158,9 @@ export class OperatorApp extends LitElement {
     void this.identify();
   }
 
-  private chooseTenant(event: SubmitEvent): void {
-    event.preventDefault();
-    void this.joinTenant(fieldText(event.target as HTMLFormElement, 'tenant'));
-  }
-
   private signOut(): void {
     this.session.signOut();
-    this.tenantSession.signOut();
     this.who = null;
-    this.askTenant = false;
   }
 
   override render(): TemplateResult {
@@ -211,19 +186,6 @@ export class OperatorApp extends LitElement {
     const status = html`<p role="status" class="muted">
       ${this.checking ? 'Checking the credential…' : ''}
     </p>`;
-    if (this.askTenant) {
-      return html`<main class="sign-in">
-        <h1>Which tenant do you operate?</h1>
-        <p>This credential is a tenant admin's key: it may operate its own tenant only.</p>
-        <form @submit=${(event: SubmitEvent) => this.chooseTenant(event)}>
-          <label for="tenant">Tenant id</label>
-          <input id="tenant" name="tenant" required size="32" />
-          <button type="submit">Continue</button>
-          <button type="button" class="secondary" @click=${() => this.signOut()}>Sign out</button>
-        </form>
-        ${alert} ${status}
-      </main>`;
-    }
     return html`<main class="sign-in">
       <h1>Sign in to operate the platform</h1>
       <form @submit=${(event: SubmitEvent) => this.signIn(event)}>

@@ -1,6 +1,7 @@
 /**
- * Defensive readers of admin API answers whose shape this console may not know yet (the task and worker
- * routes): anything missing or of another type becomes a neutral value instead of an exception.
+ * Defensive readers of the admin API's answers with open-ended content (whoami, tasks with the A2A task as
+ * stored, timelines, workers; shapes in test/e2e/console-api.e2e.spec.ts): a field missing or of another type
+ * becomes a neutral value instead of an exception, so a newer API does not break an older console.
  */
 
 export type Json = Record<string, unknown>;

@@ -7,26 +7,38 @@ interface TimelineEntry {
   type: string;
   recordedAt: string | null;
   actor: string;
+  principal: string;
   binding: string;
   traceId: string | null;
   summary: string;
 }
 
+/** Summary fields that are times, shown like every other time of the console. */
+const TIME_FIELDS: ReadonlySet<string> = new Set(['expiresAt', 'deadline']);
+
+/**
+ * An entry of `…/tasks/{taskId}/events`: the actor is a caller (its principal), an agent worker (its
+ * session) or a task-service replica; the summary's fields are typed, never message or artifact content.
+ */
 function timelineEntry(value: Json): TimelineEntry {
   const actor = record(value['actor']);
-  const principal = textOrNull(value['principalId']);
   return {
     generation: count(value['generation']),
     type: text(value['type']),
     recordedAt: textOrNull(value['recordedAt']),
-    actor:
-      text(actor['kind']) === ''
-        ? (principal ?? '—')
-        : `${text(actor['kind'])} ${text(actor['id'])}`.trim(),
-    binding: text(value['binding']) || '—',
+    actor: `${text(actor['kind'])} ${text(actor['id'])}`.trim() || '—',
+    principal: textOrNull(value['principalId']) ?? '—',
+    binding: textOrNull(value['binding']) ?? '—',
     traceId: textOrNull(value['traceId']),
     summary: Object.entries(record(value['summary']))
-      .map(([key, item]) => `${key}: ${typeof item === 'string' ? item : JSON.stringify(item)}`)
+      .map(([key, item]) => {
+        const shown = TIME_FIELDS.has(key)
+          ? when(textOrNull(item))
+          : typeof item === 'string'
+            ? item
+            : JSON.stringify(item);
+        return `${key}: ${shown}`;
+      })
       .join(', '),
   };
 }
@@ -182,12 +194,16 @@ export class TaskPage extends OperatorPage {
       <h2 id="timeline">Event timeline (from the log)</h2>
       <div class="scroll">
         <table>
+          <caption class="visually-hidden">
+            Events of the task
+          </caption>
           <thead>
             <tr>
               <th scope="col">Generation</th>
               <th scope="col">Event</th>
               <th scope="col">Recorded</th>
               <th scope="col">Actor</th>
+              <th scope="col">Principal</th>
               <th scope="col">Binding</th>
               <th scope="col">Summary</th>
               <th scope="col">Trace</th>
@@ -201,6 +217,7 @@ export class TaskPage extends OperatorPage {
                   <td>${entry.type}</td>
                   <td>${when(entry.recordedAt)}</td>
                   <td>${entry.actor}</td>
+                  <td>${entry.principal}</td>
                   <td>${entry.binding}</td>
                   <td>${entry.summary}</td>
                   <td>${entry.traceId ? html`<code>${entry.traceId}</code>` : '—'}</td>

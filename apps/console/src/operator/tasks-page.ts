@@ -1,7 +1,7 @@
 import { html, nothing, type TemplateResult } from 'lit';
 import { fieldText } from '../shared/session';
 import { readEventStream } from '../shared/sse';
-import { adminPath, OperatorPage, routeHref, when } from './page';
+import { adminPath, OperatorPage, problemText, routeHref, when } from './page';
 import { count, record, records, stateText, text, textOrNull, type Json } from './parse';
 import { TASK_STATES, type TaskSummary } from './types';
 
@@ -28,8 +28,10 @@ interface TaskFilter {
 
 /**
  * A tenant's tasks (every principal's), newest status first, kept live: the change stream
- * (`…/tasks/changes`, text/event-stream) is opened before the list is read, so no change falls in between,
- * and every change updates its row or adds it on top.
+ * (`…/tasks/changes`, text/event-stream) is open before the list is read (again after each reconnect), so no
+ * change falls in between, and every change updates its row or adds it on top. The stream is filtered by agent
+ * and context only, which a task never changes; the state filter is applied here, so that a task leaving the
+ * chosen state leaves the list instead of staying in it with its old state.
  */
 export class TasksPage extends OperatorPage {
   static override properties = {
@@ -69,7 +71,6 @@ export class TasksPage extends OperatorPage {
     const controller = new AbortController();
     this.stream = controller;
     void this.follow(controller.signal);
-    void this.load(false);
   }
 
   private async load(more: boolean): Promise<void> {
@@ -92,18 +93,25 @@ export class TasksPage extends OperatorPage {
     const seen = new Map((this.tasks ?? []).map((task) => [task.taskId, task]));
     return loaded.map((task) => {
       const known = seen.get(task.taskId);
-      return known && (known.version ?? 0) > (task.version ?? 0) ? known : task;
+      return known && (known.version ?? 0) > (task.version ?? 0)
+        ? { ...known, ownerId: known.ownerId || task.ownerId }
+        : task;
     });
   }
 
-  /** Follows the change stream until the page goes away, reconnecting after a drop. */
+  /**
+   * Follows the change stream until the page goes away, reconnecting after a drop; the list is read once the
+   * stream is open (and read again after a reconnect, for the changes made while it was down).
+   */
   private async follow(signal: AbortSignal): Promise<void> {
+    const { agentId, contextId } = this.filter;
     while (!signal.aborted) {
       try {
         const response = await fetch(
-          adminPath(['tenants', this.tenantId, 'tasks', 'changes'], { ...this.filter }),
+          adminPath(['tenants', this.tenantId, 'tasks', 'changes'], { agentId, contextId }),
           { headers: this.api.headers({ accept: 'text/event-stream' }), signal },
         );
+        void this.load(false);
         if (!response.ok || !response.body) {
           this.live = `Live updates unavailable (${response.status}).`;
           return;
@@ -113,6 +121,9 @@ export class TasksPage extends OperatorPage {
           if (event.event === 'task') {
             this.apply(taskSummary(record(JSON.parse(event.data))));
           }
+        }
+        if (signal.aborted) {
+          return;
         }
       } catch {
         if (signal.aborted) {
@@ -127,17 +138,37 @@ export class TasksPage extends OperatorPage {
   private apply(change: TaskSummary): void {
     const tasks = this.tasks ?? [];
     const index = tasks.findIndex((task) => task.taskId === change.taskId);
-    if (index < 0) {
-      this.tasks = [change, ...tasks];
+    const known = index < 0 ? undefined : tasks[index]!;
+    if (known && (known.version ?? 0) >= (change.version ?? 0)) {
       return;
     }
-    const known = tasks[index]!;
-    if ((known.version ?? 0) >= (change.version ?? 0)) {
+    const others = index < 0 ? tasks : [...tasks.slice(0, index), ...tasks.slice(index + 1)];
+    if (this.filter.state !== '' && change.state !== this.filter.state) {
+      this.tasks = others;
       return;
     }
-    // A change carries no owner: keep the one the list read.
-    const updated = { ...change, ownerId: change.ownerId || known.ownerId };
-    this.tasks = [updated, ...tasks.slice(0, index), ...tasks.slice(index + 1)];
+    // A change carries no owner: keep the one the list read, or read the row of a task the list had not.
+    this.tasks = [{ ...change, ownerId: known?.ownerId ?? '' }, ...others];
+    if (!known) {
+      void this.readOwner(change.taskId);
+    }
+  }
+
+  /** Fills in the owner of a task that arrived through the change stream, from its row. */
+  private async readOwner(taskId: string): Promise<void> {
+    let ownerId: string;
+    try {
+      const row = await this.api.get<unknown>(
+        adminPath(['tenants', this.tenantId, 'tasks', taskId]),
+      );
+      ownerId = text(record(row)['ownerId']);
+    } catch (error) {
+      this.error = problemText(error);
+      return;
+    }
+    this.tasks = (this.tasks ?? []).map((task) =>
+      task.taskId === taskId && task.ownerId === '' ? { ...task, ownerId } : task,
+    );
   }
 
   private applyFilter(event: SubmitEvent): void {
