@@ -10,7 +10,7 @@ import { Queue } from 'bullmq';
 import { randomUUID } from 'node:crypto';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { rawRpc, rawUserMessage, request, sentTask } from '../e2e/support/json-rpc';
+import { rawRpc, rawUserMessage, request } from '../e2e/support/json-rpc';
 import {
   accessibilityViolations,
   launchChromium,
@@ -262,58 +262,6 @@ describe('the operator console', () => {
     await checkPage('oidc-issuers');
   });
 
-  it('lists a task’s dead-lettered webhook delivery and redrives it', async () => {
-    const task = sentTask(
-      await rawRpc(
-        platform.endpoint('demo', 'echo'),
-        request('SendMessage', { message: rawUserMessage('hook') }),
-      ),
-    );
-    // What the push dispatcher records when a receiver answers 410 (no broker runs for this file: the
-    // dispatcher's own path is covered by test/e2e/push-delivery.e2e.spec.ts).
-    const dead = randomUUID();
-    await platform.db.pool.query(
-      `INSERT INTO ops.push_deliveries
-         (delivery_id, tenant_id, task_id, config_id, generation, event_id, body, state, attempts,
-          last_status, last_error, finished_at)
-       VALUES ($1, 'demo', $2, 'hook-1', 1, $3, '{}', 'dead', 1, 410, 'HTTP 410', now()),
-              ($4, 'demo', $2, 'hook-1', 2, $5, '{}', 'delivered', 2, 200, NULL, now())`,
-      [dead, task.id, randomUUID(), randomUUID(), randomUUID()],
-    );
-    await visit('#/tenants/demo/deliveries', 'Webhook deliveries of demo');
-    await page
-      .getByRole('button', { name: `Deliveries of task ${task.id}` })
-      .first()
-      .click();
-    await expect.poll(() => page.getByRole('row').count()).toBe(3);
-    await page.getByLabel('State').selectOption('dead');
-    await page.getByRole('button', { name: 'Filter' }).click();
-    await expect.poll(() => page.getByRole('row').count()).toBe(2);
-    const row = page.getByRole('row', { name: new RegExp(dead) });
-    expect(await row.textContent()).toMatch(/dead\s*1\s*410\s*HTTP 410/);
-    await checkPage('deliveries');
-
-    await page.getByRole('button', { name: `Redrive delivery ${dead}` }).click();
-    await page.getByText(`Delivery ${dead} redriven: pending`).waitFor();
-    // Pending now: no longer a dead letter.
-    await page.getByText('No deliveries match.').waitFor();
-    const stored = await platform.db.pool.query<{ state: string; attempts: number }>(
-      'SELECT state, attempts FROM ops.push_deliveries WHERE delivery_id = $1',
-      [dead],
-    );
-    expect(stored.rows[0]).toStrictEqual({ state: 'pending', attempts: 0 });
-    // A task's deliveries have a page of their own (linked from the task page).
-    await visit(`#/tenants/demo/deliveries/${task.id}`, 'Webhook deliveries of demo');
-    expect(await page.getByLabel('Task id').inputValue()).toBe(task.id);
-    await expect.poll(() => page.getByRole('row').count()).toBe(3);
-    expect(await page.getByRole('row', { name: new RegExp(dead) }).textContent()).toMatch(
-      /pending\s*0\s*—/,
-    );
-    const queue = new Queue(LANE_QUEUE, { connection: { url: REDIS_URL }, prefix: QUEUE_PREFIX });
-    expect(await queue.getJobCounts('waiting', 'delayed')).toMatchObject({ waiting: 1 });
-    await queue.close();
-  });
-
   it('pages through the audit trail, filters it, and verifies its chain', async () => {
     for (let call = 0; call < 60; call += 1) {
       await admin('GET', '/tenants/demo/usage');
@@ -328,11 +276,11 @@ describe('the operator console', () => {
       .map((text) => Number(/^\s*(\d+)/.exec(text)?.[1]));
     expect(seqs).toStrictEqual([...seqs].sort((a, b) => b - a));
 
-    await page.getByLabel('Operation').fill('admin.push-delivery.redrive');
+    await page.getByLabel('Operation').fill('admin.api-key.revoke');
     await page.getByRole('button', { name: 'Filter' }).click();
     await expect.poll(() => rows.count()).toBe(2);
     expect(await rows.nth(1).textContent()).toMatch(
-      /admin\.push-delivery\.redrive\s+ADMIN\s+push-delivery\/\S+\s+ok\b/,
+      /admin\.api-key\.revoke\s+ADMIN\s+api-key\/\S+\s+ok\b/,
     );
 
     await page.getByRole('button', { name: 'Verify chain' }).click();
