@@ -2,13 +2,7 @@ import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { jsonRpcUrl } from '../e2e/support/json-rpc';
 import { DEMO_API_KEY } from '../e2e/support/wire';
-import {
-  accessibilityViolations,
-  launchChromium,
-  openPage,
-  screenshot,
-  type PageProblems,
-} from './support/browser';
+import { expectCleanPage, launchChromium, openPage, type PageProblems } from './support/browser';
 import { bootConsolePlatform, type ConsolePlatform } from './support/console-platform';
 
 const POLL = { timeout: 15_000 };
@@ -42,10 +36,8 @@ describe('the expense agent’s A2UI form in the console', () => {
     await platform?.close();
   });
 
-  async function check(page: Page, problems: PageProblems, name: string): Promise<void> {
-    expect(await accessibilityViolations(page), name).toEqual([]);
-    expect(problems.list, name).toEqual([]);
-    await screenshot(page, `playground-expense-${name}`);
+  function check(page: Page, problems: PageProblems, name: string): Promise<void> {
+    return expectCleanPage(page, problems, `playground-expense-${name}`);
   }
 
   async function getTask(id: string): Promise<FiledTask> {

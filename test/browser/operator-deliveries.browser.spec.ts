@@ -17,9 +17,9 @@ import { eventually, rawRpc, rawUserMessage, request, sentTask } from '../e2e/su
 import { WebhookReceiver } from '../e2e/support/webhook-receiver';
 import {
   accessibilityViolations,
+  expectCleanPage,
   launchChromium,
   openPage,
-  screenshot,
   type PageProblems,
 } from './support/browser';
 import { bootConsolePlatform, type ConsolePlatform } from './support/console-platform';
@@ -130,9 +130,7 @@ describe('dead-lettered webhook deliveries in the operator console', () => {
         await page.getByRole('row', { name: new RegExp(delivery.deliveryId) }).textContent(),
       ).toMatch(new RegExp(`dead\\s*${MAX_ATTEMPTS}\\s*500\\s*HTTP 500`));
     }
-    expect(await accessibilityViolations(page)).toEqual([]);
-    expect(problems.list).toEqual([]);
-    await screenshot(page, 'operator-deliveries-dead');
+    await expectCleanPage(page, problems, 'operator-deliveries-dead');
 
     // The receiver is fixed; the operator redrives the task's first event.
     receiver.answering = () => 200;

@@ -10,13 +10,7 @@ import type { Task } from '@lib/a2a-protocol';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { eventually, rawRpc, rawUserMessage, request, sentTask } from '../e2e/support/json-rpc';
-import {
-  accessibilityViolations,
-  launchChromium,
-  openPage,
-  screenshot,
-  type PageProblems,
-} from './support/browser';
+import { expectCleanPage, launchChromium, openPage, type PageProblems } from './support/browser';
 import { bootConsolePlatform, type ConsolePlatform } from './support/console-platform';
 
 const DEMO_KEY = 'demo-key';
@@ -27,20 +21,6 @@ let page: Page;
 let problems: PageProblems;
 /** A countdown task that ran to its end while the task list watched. */
 let completed: Task;
-
-/** One admin API call with the bootstrap token. */
-async function admin<T>(method: string, path: string, body?: unknown): Promise<T> {
-  const response = await fetch(`${platform.baseUrl}/admin/v1${path}`, {
-    method,
-    headers: {
-      Authorization: `Bearer ${platform.adminToken}`,
-      ...(body !== undefined ? { 'Content-Type': 'application/json' } : {}),
-    },
-    ...(body !== undefined ? { body: JSON.stringify(body) } : {}),
-  });
-  expect(response.ok, `${method} ${path}: ${response.status}`).toBe(true);
-  return (await response.json()) as T;
-}
 
 /** A task of the demo tenant's `agent` from `demo-user`, answered at once (it goes on in the background). */
 async function startTask(agent: string, text: string, stepMs?: number): Promise<Task> {
@@ -59,16 +39,14 @@ async function startTask(agent: string, text: string, stepMs?: number): Promise<
 /** Waits until the admin API reports `taskId` in `state`. */
 async function stateReached(taskId: string, state: string): Promise<void> {
   await eventually(
-    () => admin<{ state: string }>('GET', `/tenants/demo/tasks/${taskId}`),
+    () => platform.admin<{ state: string }>('GET', `/tenants/demo/tasks/${taskId}`),
     (task) => task.state === state,
   );
 }
 
-/** The page as it is now has no accessibility violation and reported no problem; then its screenshot. */
-async function checkPage(name: string): Promise<void> {
-  expect(await accessibilityViolations(page)).toEqual([]);
-  expect(problems.list).toEqual([]);
-  await screenshot(page, `operator-${name}`);
+/** The page as it is now is accessible, reported no problem, and is photographed. */
+function checkPage(name: string): Promise<void> {
+  return expectCleanPage(page, problems, `operator-${name}`);
 }
 
 /** Goes to a console route and waits for its main heading. */
@@ -201,7 +179,7 @@ describe('the operator console’s tasks and workers', () => {
     const task = await startTask('countdown', '5', 1_000);
     await eventually(
       () =>
-        admin<{ workers: { leases: unknown[]; inFlight: number }[] }>(
+        platform.admin<{ workers: { leases: unknown[]; inFlight: number }[] }>(
           'GET',
           '/tenants/demo/workers?agentId=countdown',
         ),
@@ -225,7 +203,7 @@ describe('the operator console’s tasks and workers', () => {
   });
 
   it('signs a tenant admin in through whoami, straight into its own tenant’s tasks', async () => {
-    const issued = await admin<{ secret: string }>('POST', '/tenants/demo/api-keys', {
+    const issued = await platform.admin<{ secret: string }>('POST', '/tenants/demo/api-keys', {
       principalId: 'demo-ops',
       scopes: ['tenant:admin'],
     });

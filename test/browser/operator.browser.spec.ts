@@ -11,13 +11,7 @@ import { randomUUID } from 'node:crypto';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { rawRpc, rawUserMessage, request } from '../e2e/support/json-rpc';
-import {
-  accessibilityViolations,
-  launchChromium,
-  openPage,
-  screenshot,
-  type PageProblems,
-} from './support/browser';
+import { expectCleanPage, launchChromium, openPage, type PageProblems } from './support/browser';
 import { bootConsolePlatform, type ConsolePlatform } from './support/console-platform';
 
 /** The redrives' lane jobs go to a queue of this file's own (no dispatcher runs: Kafka is not needed). */
@@ -29,25 +23,9 @@ let browser: Browser;
 let page: Page;
 let problems: PageProblems;
 
-/** One admin API call with the bootstrap token. */
-async function admin<T>(method: string, path: string, body?: unknown): Promise<T> {
-  const response = await fetch(`${platform.baseUrl}/admin/v1${path}`, {
-    method,
-    headers: {
-      Authorization: `Bearer ${platform.adminToken}`,
-      ...(body !== undefined ? { 'Content-Type': 'application/json' } : {}),
-    },
-    ...(body !== undefined ? { body: JSON.stringify(body) } : {}),
-  });
-  expect(response.ok, `${method} ${path}: ${response.status}`).toBe(true);
-  return (await response.json()) as T;
-}
-
-/** The page as it is now has no accessibility violation and reported no problem; then its screenshot. */
-async function checkPage(name: string): Promise<void> {
-  expect(await accessibilityViolations(page)).toEqual([]);
-  expect(problems.list).toEqual([]);
-  await screenshot(page, `operator-${name}`);
+/** The page as it is now is accessible, reported no problem, and is photographed. */
+function checkPage(name: string): Promise<void> {
+  return expectCleanPage(page, problems, `operator-${name}`);
 }
 
 /** Goes to a console route and waits for its main heading. */
@@ -91,12 +69,12 @@ describe('the operator console', () => {
     await expect.poll(() => acme.textContent()).toContain('25 active tasks');
     await page.getByRole('button', { name: 'Suspend acme' }).click();
     await page.getByRole('button', { name: 'Resume acme' }).waitFor();
-    expect(await admin<{ status: string }>('GET', '/tenants/acme')).toMatchObject({
+    expect(await platform.admin<{ status: string }>('GET', '/tenants/acme')).toMatchObject({
       status: 'suspended',
     });
     await page.getByRole('button', { name: 'Resume acme' }).click();
     await page.getByRole('button', { name: 'Suspend acme' }).waitFor();
-    expect(await admin<{ status: string }>('GET', '/tenants/acme')).toMatchObject({
+    expect(await platform.admin<{ status: string }>('GET', '/tenants/acme')).toMatchObject({
       status: 'active',
     });
 
@@ -122,7 +100,7 @@ describe('the operator console', () => {
     await page.getByLabel('Requests per second (empty: default)').fill('40');
     await page.getByRole('button', { name: 'Save' }).click();
     await expect.poll(() => usage.textContent()).toMatch(/Requests this second\s*\d+ of 40/);
-    expect(await admin<{ quotas: unknown }>('GET', '/tenants/demo')).toMatchObject({
+    expect(await platform.admin<{ quotas: unknown }>('GET', '/tenants/demo')).toMatchObject({
       quotas: { requestsPerSecond: 40 },
     });
     expect(
@@ -151,7 +129,9 @@ describe('the operator console', () => {
     const card = page.getByRole('region', { name: /^Card:/ });
     // Server strings are text, never markup.
     await expect.poll(() => card.textContent()).toContain('Answers <b>questions</b>');
-    expect(await admin<{ policy: unknown }>('GET', '/tenants/demo/agents/support')).toMatchObject({
+    expect(
+      await platform.admin<{ policy: unknown }>('GET', '/tenants/demo/agents/support'),
+    ).toMatchObject({
       card: { name: 'Support desk', skills: [{ id: 'faq' }] },
       policy: { maxConcurrency: 5 },
     });
@@ -166,10 +146,9 @@ describe('the operator console', () => {
     const secret = page.getByRole('textbox', { name: 'New worker credential' });
     await expect.poll(() => secret.inputValue()).toMatch(/^a2aw_/);
     const [listed] = (
-      await admin<{ workerCredentials: { credentialId: string; revokedAt: string | null }[] }>(
-        'GET',
-        '/tenants/demo/agents/support/worker-credentials',
-      )
+      await platform.admin<{
+        workerCredentials: { credentialId: string; revokedAt: string | null }[];
+      }>('GET', '/tenants/demo/agents/support/worker-credentials')
     ).workerCredentials;
     await page.reload();
     await page.getByRole('heading', { level: 1, name: 'Agent support' }).waitFor();
@@ -181,7 +160,7 @@ describe('the operator console', () => {
       .waitFor({ state: 'detached' });
     expect(
       (
-        await admin<{ workerCredentials: { revokedAt: string | null }[] }>(
+        await platform.admin<{ workerCredentials: { revokedAt: string | null }[] }>(
           'GET',
           '/tenants/demo/agents/support/worker-credentials',
         )
@@ -264,7 +243,7 @@ describe('the operator console', () => {
 
   it('pages through the audit trail, filters it, and verifies its chain', async () => {
     for (let call = 0; call < 60; call += 1) {
-      await admin('GET', '/tenants/demo/usage');
+      await platform.admin('GET', '/tenants/demo/usage');
     }
     await visit('#/tenants/demo/audit', 'Audit log of demo');
     const rows = page.getByRole('row');
@@ -293,7 +272,7 @@ describe('the operator console', () => {
   });
 
   it('signs a tenant admin in: whoami names its tenant, and it sees that tenant only', async () => {
-    const issued = await admin<{ secret: string }>('POST', '/tenants/demo/api-keys', {
+    const issued = await platform.admin<{ secret: string }>('POST', '/tenants/demo/api-keys', {
       principalId: 'demo-ops',
       scopes: ['tenant:admin'],
     });

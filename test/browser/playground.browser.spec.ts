@@ -17,13 +17,7 @@ import {
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DEMO_API_KEY } from '../e2e/support/wire';
-import {
-  accessibilityViolations,
-  launchChromium,
-  openPage,
-  screenshot,
-  type PageProblems,
-} from './support/browser';
+import { expectCleanPage, launchChromium, openPage, type PageProblems } from './support/browser';
 import { bootConsolePlatform, type ConsolePlatform } from './support/console-platform';
 
 const A2UI_EXTENSION = 'https://a2ui.org/a2a-extension/a2ui/v0.9';
@@ -258,10 +252,8 @@ describe('the agent playground', () => {
   }
 
   /** The state is accessible, raised no CSP refusal or console error, and is photographed. */
-  async function checkState(page: Page, problems: PageProblems, name: string): Promise<void> {
-    expect(await accessibilityViolations(page), name).toEqual([]);
-    expect(problems.list, name).toEqual([]);
-    await screenshot(page, `playground-${name}`);
+  function checkState(page: Page, problems: PageProblems, name: string): Promise<void> {
+    return expectCleanPage(page, problems, `playground-${name}`);
   }
 
   it("lists the tenant's agents and shows a card with its validation", async () => {

@@ -4,6 +4,7 @@ import axe from 'axe-core';
 import { existsSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { chromium, type Browser, type Page } from 'playwright-core';
+import { expect } from 'vitest';
 
 /** Where a Chromium is looked for: `CHROMIUM_PATH`, then Debian's package (`.ci/run` installs it), then Chrome. */
 const CANDIDATES = ['/usr/bin/chromium', '/usr/bin/chromium-browser', '/usr/bin/google-chrome'];
@@ -70,4 +71,18 @@ export async function screenshot(page: Page, name: string): Promise<void> {
   const dir = join(repoRoot(), 'docs', 'console');
   mkdirSync(dir, { recursive: true });
   await page.screenshot({ path: join(dir, `${name}.png`), fullPage: true });
+}
+
+/**
+ * The page as it is now has no accessibility violation and reported no problem (CSP refusal, uncaught error,
+ * console error); then its screenshot `name`.
+ */
+export async function expectCleanPage(
+  page: Page,
+  problems: PageProblems,
+  name: string,
+): Promise<void> {
+  expect(await accessibilityViolations(page), name).toEqual([]);
+  expect(problems.list, name).toEqual([]);
+  await screenshot(page, name);
 }

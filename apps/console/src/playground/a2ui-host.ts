@@ -12,9 +12,17 @@ import {
   type FunctionImplementation,
   type SurfaceModel,
 } from '@a2ui/web_core/v0_9';
-import type { Part } from './a2a-model';
+import type { JsonObject, Part } from './a2a-model';
 import { LABELLED_FIELDS } from './a2ui-labelled-fields';
 import { isObject } from './card-check';
+
+/**
+ * What the processor answers about the client (its capabilities, its surfaces' data) is plain JSON by the A2UI
+ * schemas it was checked against; its zod types only say so less directly.
+ */
+function json(value: A2uiClientCapabilities | A2uiClientDataModel): JsonObject {
+  return value as unknown as JsonObject;
+}
 
 /** The A2UI v0.9 A2A extension (a2ui.org `a2ui_extension_specification.md`). */
 export const A2UI_EXTENSION_URI = 'https://a2ui.org/a2a-extension/a2ui/v0.9';
@@ -74,14 +82,15 @@ export class A2uiHost {
     this.processor.onSurfaceDeleted((id) => this.surfaces.delete(id));
   }
 
-  /** `a2uiClientCapabilities` of every message (the catalogs this console renders). */
-  capabilities(): A2uiClientCapabilities {
-    return this.processor.getClientCapabilities();
+  /** `a2uiClientCapabilities` of every message (the catalogs this console renders), as message metadata. */
+  capabilities(): JsonObject {
+    return json(this.processor.getClientCapabilities());
   }
 
-  /** `a2uiClientDataModel`: the data of the surfaces that asked for it, if any. */
-  dataModel(): A2uiClientDataModel | undefined {
-    return this.processor.getClientDataModel();
+  /** `a2uiClientDataModel`: the data of the surfaces that asked for it, if any, as message metadata. */
+  dataModel(): JsonObject | undefined {
+    const model = this.processor.getClientDataModel();
+    return model === undefined ? undefined : json(model);
   }
 
   /** The live surfaces, in creation order. */

@@ -4,7 +4,7 @@ import { css, html, LitElement, nothing, type TemplateResult } from 'lit';
 import { CredentialSession, fieldText } from '../shared/session';
 import { theme } from '../shared/theme';
 import { A2aClient, type AgentEndpoint, type Frame } from './a2a-client';
-import { isTerminal, stateLabel, type AgentCard, type Part } from './a2a-model';
+import { isTerminal, stateLabel, type AgentCard, type Part, type Task } from './a2a-model';
 import { A2UI_EXTENSION_URI, A2uiHost, a2uiMediaType, type SurfaceOrigin } from './a2ui-host';
 import { checkCard, jsonRpcInterface, type CardCheck } from './card-check';
 import { verifyCardSignature } from './card-signature';
@@ -522,11 +522,7 @@ export class PlaygroundApp extends LitElement {
       return;
     }
     try {
-      const canceled = await this.client.call<{
-        id: string;
-        contextId: string;
-        status: { state: string };
-      }>(endpoint, 'CancelTask', { id: task.id });
+      const canceled = await this.client.call<Task>(endpoint, 'CancelTask', { id: task.id });
       // An open stream reports the cancellation itself; without one, the answer is the news.
       if (!this.streaming) {
         this.remember({ kind: 'event', event: { id: null, response: { task: canceled } } });
