@@ -1,6 +1,11 @@
 import { a2aPb } from '@lib/a2a-protocol';
 import type { TaskServiceConfig } from '@lib/config';
-import { isTransientDatabaseError, type EventMetadata, type Notice } from '@lib/event-store';
+import {
+  isTransientDatabaseError,
+  retryDelayMs,
+  type EventMetadata,
+  type Notice,
+} from '@lib/event-store';
 import { detached, tracingEnabled, underTraceparent } from '@lib/observability';
 import {
   decide,
@@ -20,6 +25,7 @@ import {
   type OnApplicationBootstrap,
   type OnModuleDestroy,
 } from '@nestjs/common';
+import { setTimeout as delay } from 'node:timers/promises';
 import { AgentDirectory } from '../agent-directory';
 import { Clock } from '../clock';
 import { NoticeBus } from '../notice-bus';
@@ -176,18 +182,33 @@ export class Dispatcher implements OnApplicationBootstrap, OnModuleDestroy {
     );
   }
 
-  /** Delivers the task if the log shows it leased to `session` (see {@link granted}); else gives room back. */
+  /**
+   * Delivers the task if the log shows it leased to `session` (see {@link granted}); else gives room back. The
+   * append's outcome was lost with the database, which may still be away (a restart): the log is read again,
+   * with backoff, until it answers or the session ends, so that a committed lease is never left to its TTL.
+   */
   private async recheck(session: WorkerSession, task: TaskRef): Promise<void> {
     const streamId = taskStreamId(task.tenantId, task.taskId);
-    const state = await this.store
-      .readStreams([{ tenantId: task.tenantId, streamId }])
-      .then((histories) => foldTask(histories.get(streamId)?.events ?? []))
-      .catch(() => null);
-    if (state && !session.closed && this.holds(session, state)) {
-      this.deliver(session, state);
-    } else {
-      this.wake(session.key);
+    for (let attempt = 0; !session.closed; attempt += 1) {
+      let state: TaskAggregate;
+      try {
+        const histories = await this.store.readStreams([{ tenantId: task.tenantId, streamId }]);
+        state = foldTask(histories.get(streamId)?.events ?? []);
+      } catch (error) {
+        if (!isTransientDatabaseError(error)) {
+          this.dispatchFailed(error);
+          break;
+        }
+        await delay(retryDelayMs(attempt), undefined, { ref: false });
+        continue;
+      }
+      if (!session.closed && this.holds(session, state)) {
+        this.deliver(session, state);
+        return;
+      }
+      break;
     }
+    this.wake(session.key);
   }
 
   /** A lease of `session` ended (finished, revoked, lost): its capacity is free again. */

@@ -22,9 +22,23 @@ import { WorkerSession } from './worker-session';
 
 const ctx = callContext({ tenantId: 'acme', agentId: 'echo', principalId: 'alice' });
 
-/** A store whose next append commits, then loses its answer with the connection (an unknown outcome). */
+/**
+ * A store whose next append commits, then loses its answer with the connection (an unknown outcome), and whose
+ * next `failReads` reads find the database still away.
+ */
 class OutcomeLosingStore extends InMemoryTaskStore {
   loseNext = false;
+  failReads = 0;
+
+  override readStreams(
+    ...args: Parameters<InMemoryTaskStore['readStreams']>
+  ): ReturnType<InMemoryTaskStore['readStreams']> {
+    if (this.failReads > 0) {
+      this.failReads -= 1;
+      return Promise.reject(new Error('Connection terminated unexpectedly'));
+    }
+    return super.readStreams(...args);
+  }
 
   override async append(changes: readonly StreamChange[]): Promise<Map<number, ChangeRefusal>> {
     const refused = await super.append(changes);
@@ -114,6 +128,16 @@ describe('Dispatcher: the assignment of a lease granted with the acceptance', ()
     expect(store.views.get(taskStreamId('acme', taskId))?.lease?.workerId).toBe('w-local');
     expect(session.inflight.get(taskId)).toBe(1);
     expect(session.free).toBe(3);
+  });
+
+  it('goes out when the log cannot be read at once either (the database is still restarting)', async () => {
+    const { store, session, sent, send } = setUp();
+    store.loseNext = true;
+    store.failReads = 2;
+    await expect(send('m1')).rejects.toThrow('Connection terminated');
+    await expect.poll(() => sent.length, { timeout: 3_000 }).toBe(1);
+    expect(store.failReads).toBe(0);
+    expect(session.inflight.get(sent[0]?.assignment?.taskId ?? '')).toBe(1);
   });
 
   it('does not go out twice when the client retries the message', async () => {
