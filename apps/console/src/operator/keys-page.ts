@@ -2,19 +2,10 @@ import { html, nothing, type TemplateResult } from 'lit';
 import { fieldText } from '../shared/session';
 import { adminPath, OperatorPage, when } from './page';
 import './secret-once';
-import type { Issued } from './types';
+import type { AdminKey, Issued } from './types';
 
 /** What the two kinds of bearer keys (tenants' API keys, platform admin keys) have in common. */
-export interface KeyRow {
-  keyId: string;
-  principalId: string;
-  label: string;
-  prefix: string;
-  createdAt: string;
-  expiresAt?: string | null;
-  revokedAt?: string | null;
-  scopes?: string[];
-}
+export type KeyRow = AdminKey & { scopes?: string[] };
 
 /** A `datetime-local` field as an ISO time (the browser's time zone), or nothing when empty. */
 export function expiryOf(form: HTMLFormElement): { expiresAt?: string } {
