@@ -16,7 +16,8 @@
  * commits, events and backend CPU per request. Options: `--seconds N` (per run and side, default 10),
  * `--warmup N` (seconds per mode, binding and side, default 3), `--levels 1,16,64` (SendMessage),
  * `--stream-levels 16,64` (SendStreamingMessage; `none` to skip), `--bindings jsonrpc,rest,grpc` (default
- * jsonrpc), `--only platform|reference`, `--cpu-prof DIR` (profiles of every process, summarised at the end).
+ * jsonrpc), `--only platform|reference`, `--cpu-prof DIR` (profiles of every process, summarised at the end),
+ * `--platform-env KEY=VALUE` (repeatable: a setting of the standalone, to compare settings in alternated runs).
  */
 import { createTestDatabase, type TestDatabase } from '@lib/testing';
 import { mkdirSync, mkdtempSync } from 'node:fs';
@@ -50,6 +51,8 @@ interface Options {
   bindings: Binding[];
   sides: Side[];
   cpuProfDir: string | null;
+  /** Settings given to the standalone beside its database (`--platform-env`). */
+  platformEnv: Record<string, string>;
 }
 
 /** One load shape, sent to each side in turn. */
@@ -84,7 +87,7 @@ interface RunResult {
   platform: PlatformExtra | null;
 }
 
-const DEFAULTS: Omit<Options, 'cpuProfDir'> = {
+const DEFAULTS: Omit<Options, 'cpuProfDir' | 'platformEnv'> = {
   seconds: 10,
   warmupSeconds: 3,
   sendLevels: [1, 16, 64],
@@ -95,14 +98,14 @@ const DEFAULTS: Omit<Options, 'cpuProfDir'> = {
 const WARMUP_CONCURRENCY = 16;
 const USAGE =
   'options: --seconds N, --warmup N, --levels 1,16,64, --stream-levels 16,64|none, ' +
-  `--bindings ${BINDINGS.join(',')}, --only ${SIDES.join('|')}, --cpu-prof DIR`;
+  `--bindings ${BINDINGS.join(',')}, --only ${SIDES.join('|')}, --cpu-prof DIR, --platform-env KEY=VALUE`;
 
 function oneOf<T extends string>(names: readonly T[], name: string): name is T {
   return (names as readonly string[]).includes(name);
 }
 
 function parseOptions(argv: string[]): Options {
-  const options: Options = { ...DEFAULTS, cpuProfDir: null };
+  const options: Options = { ...DEFAULTS, cpuProfDir: null, platformEnv: {} };
   for (let i = 0; i < argv.length; i++) {
     const flag = argv[i] ?? '';
     // Every option takes a value.
@@ -156,6 +159,14 @@ function parseOptions(argv: string[]): Options {
         }
         options.cpuProfDir = resolve(value);
         break;
+      case '--platform-env': {
+        const match = /^([A-Z][A-Z0-9_]*)=(.*)$/s.exec(value);
+        if (!match?.[1]) {
+          throw bad('KEY=VALUE');
+        }
+        options.platformEnv[match[1]] = match[2] ?? '';
+        break;
+      }
       default:
         throw new Error(`unknown argument ${flag}\n${USAGE}`);
     }
@@ -431,7 +442,10 @@ async function main(): Promise<number> {
   console.log(
     `sides: ${sides.join(', ')}; per run and side: ${options.seconds} s; warm-up: ${options.warmupSeconds} s at ` +
       `concurrency ${WARMUP_CONCURRENCY} per mode, binding and side; SendMessage levels: ${options.sendLevels.join(', ')}; ` +
-      `SendStreamingMessage levels: ${options.streamLevels.join(', ') || 'none'}; bindings: ${options.bindings.join(', ')}`,
+      `SendStreamingMessage levels: ${options.streamLevels.join(', ') || 'none'}; bindings: ${options.bindings.join(', ')}` +
+      Object.entries(options.platformEnv)
+        .map(([key, value]) => `; platform ${key}=${value}`)
+        .join(''),
   );
   let profileDir: string | null = null;
   if (options.cpuProfDir !== null) {
@@ -489,7 +503,7 @@ async function main(): Promise<number> {
     if (sides.includes('platform')) {
       const started = performance.now();
       db = await createTestDatabase('bench');
-      platform = await BenchPlatform.start(db, profileDir);
+      platform = await BenchPlatform.start(db, profileDir, options.platformEnv);
       const bench = platform;
       servers.unshift({
         side: 'platform',

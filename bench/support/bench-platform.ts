@@ -51,13 +51,18 @@ export class BenchPlatform {
   ) {}
 
   /**
-   * Boots the standalone on `db` and connects the bench's one reading connection. With `profileDir`, the
+   * Boots the standalone on `db`, with `env` beside the database's address, and connects the bench's one reading connection. With `profileDir`, the
    * standalone runs with `node --cpu-prof` and its workers with the preload, and each writes its profile
    * there when it exits.
    */
-  static async start(db: TestDatabase, profileDir: string | null): Promise<BenchPlatform> {
+  static async start(
+    db: TestDatabase,
+    profileDir: string | null,
+    env: Record<string, string>,
+  ): Promise<BenchPlatform> {
     const platform = await startStandalone(
       {
+        ...env,
         POSTGRES_URL: db.url,
         ...(profileDir !== null && {
           NODE_OPTIONS: `--require ${JSON.stringify(CPU_PROFILE_PRELOAD)}`,
