@@ -1,6 +1,6 @@
 import { TASK_STATES, type TaskStateName } from '@lib/a2a-protocol';
 import type { EventMetadata } from '@lib/event-store';
-import { taskStreamId } from '@lib/task-domain';
+import { taskIdOfStream, taskStreamId } from '@lib/task-domain';
 import { InvalidInput, type TenantId } from '@lib/tenancy';
 import { Inject, Injectable } from '@nestjs/common';
 import type { Pool } from 'pg';
@@ -80,9 +80,9 @@ export interface LogCursor {
   position: string;
 }
 
-/** The task streams changed between two log positions (in transactions committed before the later one). */
+/** The tasks changed between two log positions (in transactions committed before the later one). */
 export interface LogChanges {
-  streams: { tenantId: string; streamId: string }[];
+  tasks: { tenantId: string; taskId: string }[];
   next: LogCursor;
   /** The read stopped at its limit: more changes may follow at once. */
   full: boolean;
@@ -286,7 +286,7 @@ export class TaskAdminStore {
   }
 
   /**
-   * The streams with events after `from`, read in the relay's order and only from transactions older than the
+   * The tasks whose streams have events after `from`, read in the relay's order and only from transactions older than the
    * oldest running one, so that a transaction committing late is never skipped.
    */
   async changedSince(from: LogCursor): Promise<LogChanges> {
@@ -307,7 +307,10 @@ export class TaskAdminStore {
     });
     const last = result.rows.at(-1);
     return {
-      streams: result.rows.map((row) => ({ tenantId: row.tenant_id, streamId: row.stream_id })),
+      tasks: result.rows.flatMap((row) => {
+        const taskId = taskIdOfStream(row.tenant_id, row.stream_id);
+        return taskId === null ? [] : [{ tenantId: row.tenant_id, taskId }];
+      }),
       next: last ? { xid: last.xid, position: last.global_position } : from,
       full: result.rows.length === CHANGE_SCAN_LIMIT,
     };

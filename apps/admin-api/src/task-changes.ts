@@ -176,11 +176,10 @@ export class TaskChangeFeed implements OnModuleDestroy {
           }
           this.cursor = changes.next;
           full = changes.full;
-          for (const { tenantId, streamId } of changes.streams) {
-            const prefix = `task:${tenantId}:`;
-            if (this.watchers.has(tenantId) && streamId.startsWith(prefix)) {
+          for (const { tenantId, taskId } of changes.tasks) {
+            if (this.watchers.has(tenantId)) {
               const tasks = this.pending.get(tenantId) ?? new Set<string>();
-              tasks.add(streamId.slice(prefix.length));
+              tasks.add(taskId);
               this.pending.set(tenantId, tasks);
             }
           }

@@ -4,3 +4,9 @@ export const TASK_STREAM_CATEGORY = 'task';
 export function taskStreamId(tenantId: string, taskId: string): string {
   return `${TASK_STREAM_CATEGORY}:${tenantId}:${taskId}`;
 }
+
+/** The task id of `tenantId`'s task stream `streamId` ({@link taskStreamId}); null for any other stream. */
+export function taskIdOfStream(tenantId: string, streamId: string): string | null {
+  const prefix = taskStreamId(tenantId, '');
+  return streamId.startsWith(prefix) ? streamId.slice(prefix.length) : null;
+}

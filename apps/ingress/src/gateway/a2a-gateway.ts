@@ -452,6 +452,9 @@ function pushSupported(session: A2aSession, _request: unknown): void {
  * message is rewritten: anything else goes to the decoder as sent and is refused there.
  */
 export function withActivatedExtensions(session: A2aSession, params: unknown): unknown {
+  if (session.activatedExtensions.length === 0) {
+    return params;
+  }
   const declared = agentExtensions(session.agent);
   const activated = session.activatedExtensions.filter((uri) =>
     declared.some((e) => e.uri === uri),

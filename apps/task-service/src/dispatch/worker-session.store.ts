@@ -6,13 +6,6 @@ import type { WorkerSession } from './worker-session';
 /** How long a replica's rows stay fresh without a refresh, in refresh intervals. */
 export const STALE_AFTER_REFRESHES = 3;
 
-/** What one refresh did: sessions written, closed ones removed, stale rows of dead replicas removed. */
-export interface SessionsWritten {
-  written: number;
-  closed: number;
-  expired: number;
-}
-
 /**
  * `ops.worker_sessions`: the worker sessions of each replica, as the admin API shows them. A replica
  * replaces all of its rows in one statement ({@link replace}).
@@ -31,8 +24,8 @@ export class WorkerSessionStore {
     sessions: readonly WorkerSession[],
     staleAfterMs: number,
     retainStaleMs: number,
-  ): Promise<SessionsWritten> {
-    const result = await this.pool.query<{ written: string; closed: string; expired: string }>({
+  ): Promise<void> {
+    await this.pool.query({
       name: 'worker-sessions.replace',
       text: `WITH live AS (
                SELECT * FROM unnest($2::text[], $3::text[], $4::text[], $5::text[], $6::int[], $7::int[],
@@ -49,18 +42,12 @@ export class WorkerSessionStore {
                  replica_id = EXCLUDED.replica_id, in_flight = EXCLUDED.in_flight,
                  last_heartbeat_at = EXCLUDED.last_heartbeat_at, last_seen_at = EXCLUDED.last_seen_at,
                  stale_after = EXCLUDED.stale_after
-               RETURNING 1
              ), closed AS (
                DELETE FROM ops.worker_sessions
                 WHERE replica_id = $1 AND session_id <> ALL ($2::text[])
-               RETURNING 1
-             ), expired AS (
-               DELETE FROM ops.worker_sessions
-                WHERE stale_after < now() - $11 * interval '1 millisecond' AND replica_id <> $1
-               RETURNING 1
              )
-             SELECT (SELECT count(*) FROM written) AS written, (SELECT count(*) FROM closed) AS closed,
-                    (SELECT count(*) FROM expired) AS expired`,
+             DELETE FROM ops.worker_sessions
+              WHERE stale_after < now() - $11 * interval '1 millisecond' AND replica_id <> $1`,
       values: [
         replicaId,
         sessions.map((s) => s.workerId),
@@ -75,11 +62,5 @@ export class WorkerSessionStore {
         retainStaleMs,
       ],
     });
-    const row = result.rows[0];
-    return {
-      written: Number(row?.written ?? 0),
-      closed: Number(row?.closed ?? 0),
-      expired: Number(row?.expired ?? 0),
-    };
   }
 }
