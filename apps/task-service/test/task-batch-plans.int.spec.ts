@@ -8,7 +8,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
  * a few minutes into its load) and a long work queue: a batch must reach the rows it writes by key, whatever
  * the tables' sizes (migration 20261208000000). The planner's defaults chose a sequential scan of every
  * stream, twice per batch; the work row of a finished task was looked for among all of its tenant's queued
- * and leased rows.
+ * and leased rows. Since 20261209000000 the rows name their stream; a batch of the release before, whose rows
+ * do not, is still written as it was.
  */
 
 const TENANT = 'plans';
@@ -37,9 +38,10 @@ afterAll(async () => {
 
 /**
  * A batch that moves two existing streams from version 2 to 3 (the first one's task ends: its work row goes)
- * and creates one.
+ * and creates one. `previous`: as a replica of the release before 20261209000000 sends it, its event and work
+ * rows naming only their stream's index.
  */
-function batch(): string {
+function batch(previous = false): string {
   const moved = [1 + Math.floor(Math.random() * (STREAMS / 2)), STREAMS / 2 + 1];
   const streams = [
     ...moved.map((n, i) => ({ i, t: TENANT, s: `task-${n}`, e: 2, n: 3 })),
@@ -47,6 +49,7 @@ function batch(): string {
   ];
   const events = streams.map((stream) => ({
     i: stream.i,
+    ...(previous ? {} : { t: stream.t, s: stream.s }),
     id: randomUUID(),
     v: stream.n,
     y: 'TaskStatusUpdated',
@@ -54,13 +57,14 @@ function batch(): string {
     d: {},
     m: {},
   }));
+  const ended = `queued-${1 + Math.floor(Math.random() * QUEUED)}`;
   return JSON.stringify({
     channel: 'a2a_platform',
     claims: [],
     streams,
     events,
     views: [],
-    work: [{ i: 0, task_id: `queued-${1 + Math.floor(Math.random() * QUEUED)}`, status: 'idle' }],
+    work: [{ i: 0, ...(previous ? {} : { t: TENANT }), task_id: ended, status: 'idle' }],
     notices: [],
     audit: [],
   });
@@ -75,10 +79,19 @@ interface TableScans {
   deleted: number;
 }
 
+interface EventRow {
+  tenant_id: string;
+  stream_id: string;
+  stream_version: number;
+}
+
 interface Appended {
   outcomes: { stream_index: number; outcome: string }[];
   streams: TableScans;
   work: TableScans;
+  /** The batch's events as written, and as its stream list says they belong. */
+  events: EventRow[];
+  expectedEvents: EventRow[];
 }
 
 /**
@@ -117,22 +130,47 @@ function minus(after: TableScans, before: TableScans): TableScans {
   };
 }
 
-/** Appends one batch in a transaction that is rolled back, with the scans of the two tables it made. */
-async function appendAndCount(prepare?: (client: PoolClient) => Promise<void>): Promise<Appended> {
+/**
+ * Appends one batch in a transaction that is rolled back, with the scans of the two tables it made and the
+ * stream of each event it wrote.
+ */
+async function appendAndCount(
+  prepare?: (client: PoolClient) => Promise<void>,
+  previous = false,
+): Promise<Appended> {
   const client = await db.pool.connect();
   try {
     await client.query('BEGIN');
     await prepare?.(client);
     const before = await counted(client);
+    const sent = batch(previous);
     const outcomes = await client.query<{ stream_index: number; outcome: string }>(
       'SELECT stream_index, outcome FROM events.append_task_batch($1::jsonb)',
-      [batch()],
+      [sent],
     );
     const after = await counted(client);
+    const written = await client.query<{
+      tenant_id: string;
+      stream_id: string;
+      stream_version: number;
+    }>(
+      `SELECT m.tenant_id, m.stream_id, m.stream_version
+         FROM jsonb_to_recordset($1::jsonb -> 'events') AS e(id uuid)
+         JOIN events.messages m ON m.event_id = e.id
+        ORDER BY m.stream_id`,
+      [sent],
+    );
+    const expected = (
+      JSON.parse(sent) as { streams: { t: string; s: string; n: number }[] }
+    ).streams
+      .map((s) => ({ tenant_id: s.t, stream_id: s.s, stream_version: s.n }))
+      .sort((a, b) => (a.stream_id < b.stream_id ? -1 : 1));
     return {
       outcomes: outcomes.rows,
       streams: minus(after.streams, before.streams),
       work: minus(after.task_work, before.task_work),
+      events: written.rows,
+      expectedEvents: expected,
     };
   } finally {
     await client.query('ROLLBACK');
@@ -152,6 +190,18 @@ describe('events.append_task_batch plans', () => {
       expect(appended.work.deleted).toBe(1);
       // The finished task's own row, not its tenant's queue.
       expect(appended.work.indexRowsFetched).toBeLessThanOrEqual(2);
+      expect(appended.events).toEqual(appended.expectedEvents);
+    }
+  });
+
+  it("takes the previous release's batches, whose rows name only their stream's index (a rollout)", async () => {
+    for (let round = 0; round < 3; round++) {
+      const appended = await appendAndCount(undefined, true);
+      expect(appended.outcomes).toEqual([]);
+      expect(appended.events).toHaveLength(3);
+      expect(appended.events).toEqual(appended.expectedEvents);
+      expect(appended.work.deleted).toBe(1);
+      expect(appended.streams.seqScans).toBe(0);
     }
   });
 

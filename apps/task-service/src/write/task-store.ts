@@ -306,6 +306,8 @@ export class PostgresTaskStore extends TaskStore {
       events: changes.flatMap((c, i) =>
         c.events.map((event, n) => ({
           i,
+          t: c.tenantId,
+          s: c.streamId,
           id: c.eventIds[n],
           v: c.expectedVersion + n + 1,
           y: event.type,
@@ -322,6 +324,7 @@ export class PostgresTaskStore extends TaskStore {
         const row = taskViewRow(c.tenantId, c.after);
         return {
           i,
+          t: c.tenantId,
           task_id: row.taskId,
           agent_id: row.agentId,
           owner_id: row.ownerId,
@@ -336,6 +339,7 @@ export class PostgresTaskStore extends TaskStore {
         const lease = c.after.work === 'leased' ? c.after.lease : null;
         return {
           i,
+          t: c.tenantId,
           task_id: c.after.task.id,
           agent_id: c.after.agentId,
           status: c.after.work,
