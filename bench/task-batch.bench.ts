@@ -55,8 +55,9 @@ function parseOptions(argv: readonly string[]): Options {
     againstPrevious: false,
   };
   for (let i = 0; i < argv.length; i++) {
+    const flag = argv[i] ?? '';
     const value = argv[i + 1] ?? '';
-    switch (argv[i]) {
+    switch (flag) {
       case '--sizes':
         options.sizes = value.split(',').map(Number);
         i++;
@@ -73,11 +74,15 @@ function parseOptions(argv: readonly string[]): Options {
         options.againstPrevious = true;
         break;
       default:
-        throw new Error(`unknown option ${argv[i]}`);
+        throw new Error(`unknown option ${flag}`);
     }
   }
-  if (options.sizes.some((n) => !Number.isInteger(n) || n < 1 || n > 256) || !(options.tasks > 0)) {
-    throw new Error('--sizes takes integers from 1 to 256, --tasks a positive number');
+  if (
+    options.sizes.some((n) => !Number.isInteger(n) || n < 1 || n > 256) ||
+    !(options.tasks > 0) ||
+    !(options.rounds > 0)
+  ) {
+    throw new Error('--sizes takes integers from 1 to 256, --tasks and --rounds positive numbers');
   }
   return options;
 }
