@@ -13,7 +13,7 @@
 import { sealAuditEntry } from '@lib/audit';
 import { loadConfig, testSchema } from '@lib/config';
 import type { EventMetadata } from '@lib/event-store';
-import { createPool, migrationsDir } from '@lib/event-store';
+import { createPool, migrationsDir, undoMigrations } from '@lib/event-store';
 import {
   foldTask,
   initialTaskState,
@@ -23,7 +23,6 @@ import {
 } from '@lib/task-domain';
 import { agentIdOf, principalIdOf, taskIdOf, tenantIdOf } from '@lib/tenancy';
 import { createTestDatabase, type TestDatabase } from '@lib/testing';
-import { runner } from 'node-pg-migrate';
 import { randomUUID } from 'node:crypto';
 import { performance } from 'node:perf_hooks';
 import { v7 as uuidv7 } from 'uuid';
@@ -247,28 +246,8 @@ async function run(db: TestDatabase, size: number, tasks: number): Promise<Measu
 async function database(previous: boolean): Promise<TestDatabase> {
   const db = await createTestDatabase('bench_batch');
   if (previous) {
-    await runner({
-      databaseUrl: db.url,
-      dir: migrationsDir(),
-      migrationsTable: 'schema_migrations',
-      migrationsSchema: 'public',
-      direction: 'down',
-      count: 1,
-      singleTransaction: true,
-      log: () => undefined,
-      // It reports that it cannot read the files' 14-digit prefixes as times; it orders them by name then,
-      // which is their order.
-      logger: {
-        debug: () => undefined,
-        info: () => undefined,
-        warn: () => undefined,
-        error: (message: string) => {
-          if (!message.startsWith("Can't determine timestamp")) {
-            console.error(message);
-          }
-        },
-      },
-    });
+    // node-pg-migrate's notes are left out (a failure throws).
+    await undoMigrations(db.url, 1);
   }
   return db;
 }
