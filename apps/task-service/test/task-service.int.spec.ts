@@ -57,6 +57,7 @@ describe('task-service against real Postgres and gRPC', () => {
       { agentId: 'echo', onLeaseLost: 'redispatch', maxAttempts: 3 },
       { agentId: 'fragile', onLeaseLost: 'fail' },
       { agentId: 'lonely' },
+      { agentId: 'batched' },
       { agentId: 'oracle', onLeaseLost: 'redispatch', maxAttempts: 3, messageReplies: true },
     ]);
     await seedTestTenant(db, 'evil', [{ agentId: 'echo' }]);
@@ -557,6 +558,37 @@ describe('task-service against real Postgres and gRPC', () => {
     expect(workerErrorReason(stale)).toBe('LEASE_LOST');
     await other.publishStatus(next.taskId, next.leaseEpoch, { state: 'TASK_STATE_COMPLETED' });
     other.disconnect();
+  });
+
+  it('sends the tasks granted together to a worker that takes batches as one assignments message', async () => {
+    const batched: Caller = { ...alice, agentId: 'batched' };
+    const sent = await Promise.all(
+      ['one', 'two', 'three'].map(async (text) =>
+        taskOf(
+          await commands.call('sendMessage', batched, {
+            message: userMessage(text),
+            configuration: { returnImmediately: true },
+          }),
+        ),
+      ),
+    );
+    // Queued while no worker serves the agent; the worker's arrival grants them in one claim round.
+    const w = new RawWorker(replica.workerTarget, workerSecret('batched'));
+    workers.push(w);
+    await w.connect(8, [], true);
+    const message = await w.next((m) => m.assignments !== undefined || m.assignment !== undefined);
+    const jobs = message.assignments?.assignments ?? [];
+    expect(message.assignment).toBeUndefined();
+    expect(jobs.map((job) => job.taskId).sort()).toEqual(sent.map((task) => task.id).sort());
+    expect(jobs.map((job) => job.message?.parts[0]?.text).sort()).toEqual(['one', 'three', 'two']);
+    for (const job of jobs) {
+      await w.publishStatus(job.taskId, job.leaseEpoch, { state: 'TASK_STATE_COMPLETED' });
+    }
+    const done = await Promise.all(
+      sent.map((task) => commands.call<Task>('getTask', batched, { id: task.id })),
+    );
+    expect(done.map((task) => task.status.state)).toEqual(sent.map(() => 'TASK_STATE_COMPLETED'));
+    w.disconnect();
   });
 
   it('counts the leases a reconnecting worker still runs against its capacity', async () => {

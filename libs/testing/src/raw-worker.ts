@@ -30,10 +30,14 @@ export class RawWorker {
     return metadata;
   }
 
-  /** Opens the session and waits for the welcome. */
+  /**
+   * Opens the session and waits for the welcome. With `takesAssignmentBatches`, the hello says so, and
+   * assignments granted together may come as one `assignments` message.
+   */
   async connect(
     maxConcurrentTasks = 4,
     leases: workerPb.LeaseRef[] = [],
+    takesAssignmentBatches = false,
   ): Promise<workerPb.Welcome> {
     const stream = this.client.connect(this.metadata());
     this.stream = stream;
@@ -45,7 +49,9 @@ export class RawWorker {
       this.closedWith = error;
       this.waiters.splice(0).forEach((wake) => wake());
     });
-    stream.write({ hello: { identity: 'raw-test-worker', maxConcurrentTasks, leases } });
+    stream.write({
+      hello: { identity: 'raw-test-worker', maxConcurrentTasks, leases, takesAssignmentBatches },
+    });
     const welcome = (await this.next((m) => m.welcome !== undefined)).welcome;
     if (!welcome) {
       throw new Error('no welcome');

@@ -126,24 +126,31 @@ class FakePlatform {
   }
 
   assign(taskId: string, leaseEpoch = 1, text = 'hi'): void {
-    this.send({
-      assignment: {
-        taskId,
+    this.send({ assignment: this.assignment(taskId, leaseEpoch, text) });
+  }
+
+  /** Several assignments in one `assignments` message, as the platform sends tasks granted together. */
+  assignTogether(taskIds: string[]): void {
+    this.send({ assignments: { assignments: taskIds.map((taskId) => this.assignment(taskId)) } });
+  }
+
+  private assignment(taskId: string, leaseEpoch = 1, text = 'hi'): workerPb.Assignment {
+    return {
+      taskId,
+      contextId: `ctx-${taskId}`,
+      leaseEpoch,
+      leaseExpiresAt: new Date(Date.now() + 1_000).toISOString(),
+      task: a2aPb.Task.fromJSON({
+        id: taskId,
         contextId: `ctx-${taskId}`,
-        leaseEpoch,
-        leaseExpiresAt: new Date(Date.now() + 1_000).toISOString(),
-        task: a2aPb.Task.fromJSON({
-          id: taskId,
-          contextId: `ctx-${taskId}`,
-          status: { state: 'TASK_STATE_SUBMITTED' },
-          history: [{ messageId: 'u1', role: 'ROLE_USER', parts: [{ text }] }],
-        }),
-        message: a2aPb.Message.fromJSON({ messageId: 'u1', role: 'ROLE_USER', parts: [{ text }] }),
-        attempt: 1,
-        mayReply: false,
-        traceparent: '',
-      },
-    });
+        status: { state: 'TASK_STATE_SUBMITTED' },
+        history: [{ messageId: 'u1', role: 'ROLE_USER', parts: [{ text }] }],
+      }),
+      message: a2aPb.Message.fromJSON({ messageId: 'u1', role: 'ROLE_USER', parts: [{ text }] }),
+      attempt: 1,
+      mayReply: false,
+      traceparent: '',
+    };
   }
 
   statuses(taskId: string): string[] {
@@ -298,7 +305,12 @@ describe('AgentWorker against a WorkerService', () => {
     expect(worker.state).toBe('RUNNING');
     await until(() => platform.hellos.length === 1, 'hello');
     expect(platform.hellos[0]).toEqual({
-      hello: { identity: 'test-worker', maxConcurrentTasks: 3, leases: [] },
+      hello: {
+        identity: 'test-worker',
+        maxConcurrentTasks: 3,
+        leases: [],
+        takesAssignmentBatches: true,
+      },
       authorization: 'Bearer s3cret',
     });
 
@@ -357,6 +369,29 @@ describe('AgentWorker against a WorkerService', () => {
     const retried = platform.updates.at(-1)?.request;
     const first = platform.updates.at(-3)?.request;
     expect(retried?.updateId).toBe(first?.updateId);
+  });
+
+  it('runs every assignment of an assignments message, and reports what they produce together', async () => {
+    const { platform, executor } = await setUp();
+    await until(() => platform.hellos.length === 1, 'hello');
+    const callsBefore = platform.publishCalls;
+    platform.assignTogether(['t1', 't2', 't3']);
+    await until(
+      () => ['t1', 't2', 't3'].every((id) => executor.working.has(id)),
+      'three WORKING answered',
+    );
+    // Started in one turn, the three WORKING statuses went out in one batch.
+    expect(platform.updates.map((u) => u.request.taskId)).toEqual(['t1', 't2', 't3']);
+    expect(platform.publishCalls - callsBefore).toBe(1);
+    for (const taskId of ['t1', 't2', 't3']) {
+      executor.release(taskId);
+    }
+    await until(() => platform.statuses('t3').length === 2, 't3 COMPLETED');
+    expect(['t1', 't2', 't3'].map((id) => platform.statuses(id))).toEqual([
+      ['WORKING', 'COMPLETED'],
+      ['WORKING', 'COMPLETED'],
+      ['WORKING', 'COMPLETED'],
+    ]);
   });
 
   it('survives a platform restart: reconnects, re-announces its leases and retries a failed update', async () => {

@@ -265,6 +265,7 @@ export class AgentWorker {
         leases: [...this.executions.values()]
           .filter(({ execution }) => execution.holdsLease)
           .map(({ execution }) => execution.leaseRef()),
+        takesAssignmentBatches: true,
       },
     });
     const end = await session.ended;
@@ -324,6 +325,9 @@ export class AgentWorker {
   private onPlatformMessage(message: workerPb.PlatformMessage): void {
     if (message.assignment) {
       this.onAssignment(message.assignment);
+    } else if (message.assignments) {
+      // Granted together: started in this turn, so what they produce in it is sent together too.
+      message.assignments.assignments.forEach((assignment) => this.onAssignment(assignment));
     } else if (message.cancel) {
       this.current(message.cancel)?.requestCancel();
     } else if (message.leaseRevoked) {

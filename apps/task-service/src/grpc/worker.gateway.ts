@@ -211,6 +211,7 @@ export class WorkerGateway {
           call,
           hello.identity,
           this.clock.now(),
+          hello.takesAssignmentBatches,
         );
         // A reconnecting worker's running tasks count against its capacity before any new work.
         for (const lease of hello.leases) {

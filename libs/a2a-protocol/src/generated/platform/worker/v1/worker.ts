@@ -57,6 +57,8 @@ export interface Hello {
   maxConcurrentTasks: number;
   /** Leases the worker is still running (after a reconnect); they count against its capacity at once. */
   leases: LeaseRef[];
+  /** The worker understands `PlatformMessage.assignments`. Without it, every assignment comes alone. */
+  takesAssignmentBatches: boolean;
 }
 
 /** Renews the leases the worker still holds; sent every `heartbeat_interval_ms`. */
@@ -74,7 +76,19 @@ export interface PlatformMessage {
   assignment?: Assignment | undefined;
   cancel?: CancelRequest | undefined;
   leaseRevoked?: LeaseRevoked | undefined;
-  updatesApplied?: SessionUpdatesApplied | undefined;
+  updatesApplied?:
+    | SessionUpdatesApplied
+    | undefined;
+  /**
+   * Several assignments granted together (one commit), in one message: sent instead of `assignment` to a
+   * worker whose hello says `takes_assignment_batches`.
+   */
+  assignments?: Assignments | undefined;
+}
+
+export interface Assignments {
+  /** Each handled as an `assignment` message alone would be, in this order. */
+  assignments: Assignment[];
 }
 
 export interface Welcome {
@@ -475,7 +489,7 @@ export const SessionUpdatesApplied: MessageFns<SessionUpdatesApplied> = {
 };
 
 function createBaseHello(): Hello {
-  return { identity: "", maxConcurrentTasks: 0, leases: [] };
+  return { identity: "", maxConcurrentTasks: 0, leases: [], takesAssignmentBatches: false };
 }
 
 export const Hello: MessageFns<Hello> = {
@@ -488,6 +502,9 @@ export const Hello: MessageFns<Hello> = {
     }
     for (const v of message.leases) {
       LeaseRef.encode(v!, writer.uint32(26).fork()).join();
+    }
+    if (message.takesAssignmentBatches !== false) {
+      writer.uint32(32).bool(message.takesAssignmentBatches);
     }
     return writer;
   },
@@ -523,6 +540,14 @@ export const Hello: MessageFns<Hello> = {
           message.leases.push(LeaseRef.decode(reader, reader.uint32()));
           continue;
         }
+        case 4: {
+          if (tag !== 32) {
+            break;
+          }
+
+          message.takesAssignmentBatches = reader.bool();
+          continue;
+        }
       }
       if ((tag & 7) === 4 || tag === 0) {
         break;
@@ -537,6 +562,9 @@ export const Hello: MessageFns<Hello> = {
       identity: isSet(object.identity) ? globalThis.String(object.identity) : "",
       maxConcurrentTasks: isSet(object.maxConcurrentTasks) ? globalThis.Number(object.maxConcurrentTasks) : 0,
       leases: globalThis.Array.isArray(object?.leases) ? object.leases.map((e: any) => LeaseRef.fromJSON(e)) : [],
+      takesAssignmentBatches: isSet(object.takesAssignmentBatches)
+        ? globalThis.Boolean(object.takesAssignmentBatches)
+        : false,
     };
   },
 
@@ -551,6 +579,9 @@ export const Hello: MessageFns<Hello> = {
     if (message.leases?.length) {
       obj.leases = message.leases.map((e) => LeaseRef.toJSON(e));
     }
+    if (message.takesAssignmentBatches !== false) {
+      obj.takesAssignmentBatches = message.takesAssignmentBatches;
+    }
     return obj;
   },
 
@@ -562,6 +593,7 @@ export const Hello: MessageFns<Hello> = {
     message.identity = object.identity ?? "";
     message.maxConcurrentTasks = object.maxConcurrentTasks ?? 0;
     message.leases = object.leases?.map((e) => LeaseRef.fromPartial(e)) || [];
+    message.takesAssignmentBatches = object.takesAssignmentBatches ?? false;
     return message;
   },
 };
@@ -709,6 +741,7 @@ function createBasePlatformMessage(): PlatformMessage {
     cancel: undefined,
     leaseRevoked: undefined,
     updatesApplied: undefined,
+    assignments: undefined,
   };
 }
 
@@ -728,6 +761,9 @@ export const PlatformMessage: MessageFns<PlatformMessage> = {
     }
     if (message.updatesApplied !== undefined) {
       SessionUpdatesApplied.encode(message.updatesApplied, writer.uint32(42).fork()).join();
+    }
+    if (message.assignments !== undefined) {
+      Assignments.encode(message.assignments, writer.uint32(50).fork()).join();
     }
     return writer;
   },
@@ -779,6 +815,14 @@ export const PlatformMessage: MessageFns<PlatformMessage> = {
           message.updatesApplied = SessionUpdatesApplied.decode(reader, reader.uint32());
           continue;
         }
+        case 6: {
+          if (tag !== 50) {
+            break;
+          }
+
+          message.assignments = Assignments.decode(reader, reader.uint32());
+          continue;
+        }
       }
       if ((tag & 7) === 4 || tag === 0) {
         break;
@@ -795,6 +839,7 @@ export const PlatformMessage: MessageFns<PlatformMessage> = {
       cancel: isSet(object.cancel) ? CancelRequest.fromJSON(object.cancel) : undefined,
       leaseRevoked: isSet(object.leaseRevoked) ? LeaseRevoked.fromJSON(object.leaseRevoked) : undefined,
       updatesApplied: isSet(object.updatesApplied) ? SessionUpdatesApplied.fromJSON(object.updatesApplied) : undefined,
+      assignments: isSet(object.assignments) ? Assignments.fromJSON(object.assignments) : undefined,
     };
   },
 
@@ -814,6 +859,9 @@ export const PlatformMessage: MessageFns<PlatformMessage> = {
     }
     if (message.updatesApplied !== undefined) {
       obj.updatesApplied = SessionUpdatesApplied.toJSON(message.updatesApplied);
+    }
+    if (message.assignments !== undefined) {
+      obj.assignments = Assignments.toJSON(message.assignments);
     }
     return obj;
   },
@@ -838,6 +886,71 @@ export const PlatformMessage: MessageFns<PlatformMessage> = {
     message.updatesApplied = (object.updatesApplied !== undefined && object.updatesApplied !== null)
       ? SessionUpdatesApplied.fromPartial(object.updatesApplied)
       : undefined;
+    message.assignments = (object.assignments !== undefined && object.assignments !== null)
+      ? Assignments.fromPartial(object.assignments)
+      : undefined;
+    return message;
+  },
+};
+
+function createBaseAssignments(): Assignments {
+  return { assignments: [] };
+}
+
+export const Assignments: MessageFns<Assignments> = {
+  encode(message: Assignments, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    for (const v of message.assignments) {
+      Assignment.encode(v!, writer.uint32(10).fork()).join();
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): Assignments {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const end = length === undefined ? reader.len : reader.pos + length;
+    const message = createBaseAssignments();
+    while (reader.pos < end) {
+      const tag = reader.uint32();
+      switch (tag >>> 3) {
+        case 1: {
+          if (tag !== 10) {
+            break;
+          }
+
+          message.assignments.push(Assignment.decode(reader, reader.uint32()));
+          continue;
+        }
+      }
+      if ((tag & 7) === 4 || tag === 0) {
+        break;
+      }
+      reader.skip(tag & 7);
+    }
+    return message;
+  },
+
+  fromJSON(object: any): Assignments {
+    return {
+      assignments: globalThis.Array.isArray(object?.assignments)
+        ? object.assignments.map((e: any) => Assignment.fromJSON(e))
+        : [],
+    };
+  },
+
+  toJSON(message: Assignments): unknown {
+    const obj: any = {};
+    if (message.assignments?.length) {
+      obj.assignments = message.assignments.map((e) => Assignment.toJSON(e));
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<Assignments>, I>>(base?: I): Assignments {
+    return Assignments.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<Assignments>, I>>(object: I): Assignments {
+    const message = createBaseAssignments();
+    message.assignments = object.assignments?.map((e) => Assignment.fromPartial(e)) || [];
     return message;
   },
 };
