@@ -8,12 +8,15 @@
  * - The platform: a throw-away database, the standalone from `dist/` (ingress + task-service in one process,
  *   the example workers as child processes), default configuration; agent `echo` of the demo tenant.
  *
- * Both run for the whole bench. Each run (mode, binding, concurrency) goes to the platform, then to the
- * reference: `concurrency` clients in closed loop, each request with a fresh `messageId`, for `--seconds`.
+ * Both run for the whole bench. Each run (mode, binding, concurrency) sends `concurrency` clients in closed
+ * loop, each request with a fresh `messageId`, to each side for `--seconds` in all, in `--slices` parts taken
+ * in turns (reference, platform, platform, reference, …): the machine's speed drifts over a run on shared
+ * hosts, and interleaved parts give both sides the same share of it.
  * Modes: blocking `SendMessage` (done when the answer holds a COMPLETED task) and `SendStreamingMessage`
  * (done when the server ends the stream after a COMPLETED status). Per run and side: requests/s, latency
  * percentiles, errors, CPU per request of the side's processes (/proc); for the platform also Postgres
  * commits, events and backend CPU per request. Options: `--seconds N` (per run and side, default 10),
+ * `--slices N` (parts per run and side, default 2; 1: each side once, the platform first),
  * `--warmup N` (seconds per mode, binding and side, default 3), `--levels 1,16,64` (SendMessage),
  * `--stream-levels 16,64` (SendStreamingMessage; `none` to skip), `--bindings jsonrpc,rest,grpc` (default
  * jsonrpc), `--only platform|reference`, `--cpu-prof DIR` (profiles of every process, summarised at the end),
@@ -27,6 +30,7 @@ import { performance } from 'node:perf_hooks';
 import { installReferenceServer, referenceSdkVersion, ReferenceServer } from './reference-server';
 import {
   BINDINGS,
+  mergeLoads,
   openSender,
   runClosedLoop,
   type A2aEndpoints,
@@ -38,13 +42,22 @@ import {
 import { BenchPlatform, type Counters, type PlatformCpu } from './support/bench-platform';
 import { formatProfile, readProfiles } from './support/cpu-profile';
 import { ascending, fmt, percentile, printMachine, table } from './support/figures';
-import { CLOCK_TICKS, machineBusyTicks, rssMiB, ticksByPid } from './support/proc-stats';
+import {
+  CLOCK_TICKS,
+  cpuSecondsBetween,
+  machineBusyTicks,
+  machineStealTicks,
+  rssMiB,
+  ticksByPid,
+} from './support/proc-stats';
 
 const SIDES = ['platform', 'reference'] as const;
 type Side = (typeof SIDES)[number];
 
 interface Options {
   seconds: number;
+  /** Parts of each run per side, taken in turns with the other side. */
+  slices: number;
   warmupSeconds: number;
   sendLevels: number[];
   streamLevels: number[];
@@ -69,6 +82,8 @@ interface Measured {
   cpuSeconds: number;
   clientCpuSeconds: number;
   machineBusySeconds: number | null;
+  /** Of the machine's busy time, what the host of this virtual machine gave to others. */
+  machineStealSeconds: number | null;
   loadAverageBefore: number;
 }
 
@@ -89,6 +104,7 @@ interface RunResult {
 
 const DEFAULTS: Omit<Options, 'cpuProfDir' | 'platformEnv'> = {
   seconds: 10,
+  slices: 2,
   warmupSeconds: 3,
   sendLevels: [1, 16, 64],
   streamLevels: [16, 64],
@@ -97,7 +113,7 @@ const DEFAULTS: Omit<Options, 'cpuProfDir' | 'platformEnv'> = {
 };
 const WARMUP_CONCURRENCY = 16;
 const USAGE =
-  'options: --seconds N, --warmup N, --levels 1,16,64, --stream-levels 16,64|none, ' +
+  'options: --seconds N, --slices N, --warmup N, --levels 1,16,64, --stream-levels 16,64|none, ' +
   `--bindings ${BINDINGS.join(',')}, --only ${SIDES.join('|')}, --cpu-prof DIR, --platform-env KEY=VALUE`;
 
 function oneOf<T extends string>(names: readonly T[], name: string): name is T {
@@ -130,6 +146,14 @@ function parseOptions(argv: string[]): Options {
       case '--seconds':
         options.seconds = positive();
         break;
+      case '--slices': {
+        const n = positive();
+        if (!Number.isInteger(n)) {
+          throw bad('a positive integer');
+        }
+        options.slices = n;
+        break;
+      }
       case '--warmup':
         options.warmupSeconds = positive();
         break;
@@ -185,13 +209,42 @@ function plan(options: Options): Run[] {
 const RPC: Record<Mode, string> = { send: 'SendMessage', stream: 'SendStreamingMessage' };
 const runLabel = (run: Run): string => `${RPC[run.mode]} ${run.binding} c=${run.concurrency}`;
 
-/** CPU seconds used between two tick samples of the same processes (one seen only at the end counts from 0). */
-function cpuSecondsBetween(before: Map<number, number>, after: Map<number, number>): number {
-  let ticks = 0;
-  for (const [pid, end] of after) {
-    ticks += end - (before.get(pid) ?? 0);
+/**
+ * The parts of a run, side by side: with one part per side, each side once in the order given (the platform
+ * first, so that its commit counters settle while the reference runs). With more, in turns that begin with
+ * the reference (reference, platform, platform, reference, …): with an even number of parts both sides' parts
+ * sit at the same mean time, so a steady drift of the machine's speed weighs on both alike, and the
+ * platform's last part is followed by the reference's.
+ */
+function sliceOrder(servers: readonly Server[], slices: number): Server[] {
+  if (slices === 1) {
+    return [...servers];
   }
-  return ticks / CLOCK_TICKS;
+  const turn = [...servers].reverse();
+  return Array.from({ length: slices }, (_, i) =>
+    i % 2 === 0 ? turn : [...turn].reverse(),
+  ).flat();
+}
+
+/** The figures of a side's parts of one run, together. */
+function mergeMeasured(earlier: Measured | undefined, part: Measured): Measured {
+  if (!earlier) {
+    return part;
+  }
+  return {
+    load: mergeLoads(earlier.load, part.load),
+    cpuSeconds: earlier.cpuSeconds + part.cpuSeconds,
+    clientCpuSeconds: earlier.clientCpuSeconds + part.clientCpuSeconds,
+    machineBusySeconds:
+      earlier.machineBusySeconds === null || part.machineBusySeconds === null
+        ? null
+        : earlier.machineBusySeconds + part.machineBusySeconds,
+    machineStealSeconds:
+      earlier.machineStealSeconds === null || part.machineStealSeconds === null
+        ? null
+        : earlier.machineStealSeconds + part.machineStealSeconds,
+    loadAverageBefore: earlier.loadAverageBefore,
+  };
 }
 
 /** One side of the bench: where to send and whose CPU to count. */
@@ -216,8 +269,10 @@ async function measure(
   const platformBefore = await platform?.sampleCpu();
   const before = { own: ticksByPid(server.pids()), client: ticksByPid([process.pid]) };
   const machineBefore = machineBusyTicks();
+  const stealBefore = machineStealTicks();
   const load = await runClosedLoop(sender.send, run.concurrency, durationMs);
   const machineAfter = machineBusyTicks();
+  const stealAfter = machineStealTicks();
   const after = { own: ticksByPid(server.pids()), client: ticksByPid([process.pid]) };
   const platformAfter = await platform?.sampleCpu();
   return {
@@ -229,6 +284,10 @@ async function measure(
         machineBefore === null || machineAfter === null
           ? null
           : (machineAfter - machineBefore) / CLOCK_TICKS,
+      machineStealSeconds:
+        stealBefore === null || stealAfter === null
+          ? null
+          : (stealAfter - stealBefore) / CLOCK_TICKS,
       loadAverageBefore,
     },
     cpu: platformBefore && platformAfter ? [platformBefore, platformAfter] : null,
@@ -365,6 +424,7 @@ function printMachineLoad(results: RunResult[], options: Options): void {
           fmt(postgres === null ? null : percent(postgres), 0),
           fmt(percent(m.clientCpuSeconds), 0),
           fmt(other, 0),
+          fmt(m.machineStealSeconds === null ? null : percent(m.machineStealSeconds), 0),
           fmt(m.machineBusySeconds === null ? null : percent(m.machineBusySeconds), 0),
         ],
       ];
@@ -382,6 +442,7 @@ function printMachineLoad(results: RunResult[], options: Options): void {
         'PG backends %',
         'bench client %',
         'other %',
+        'of it stolen %',
         'whole machine %',
       ],
       rows,
@@ -390,7 +451,8 @@ function printMachineLoad(results: RunResult[], options: Options): void {
   );
   console.log(
     `The machine has ${cpus().length} CPUs; the bench client runs on them too. "other": busy time of none of the\n` +
-      'columns before it: Postgres background processes, the kernel, any other job running at the time.',
+      'columns before it: Postgres background processes, the kernel, any other job running at the time;\n' +
+      '"of it stolen": the part of "other" that the host of this virtual machine gave to other guests (steal).',
   );
   if (busyRuns > 0) {
     console.log(
@@ -440,7 +502,8 @@ async function main(): Promise<number> {
     '# SendMessage and SendStreamingMessage: the platform and the a2a-js reference server, side by side (loopback)',
   );
   console.log(
-    `sides: ${sides.join(', ')}; per run and side: ${options.seconds} s; warm-up: ${options.warmupSeconds} s at ` +
+    `sides: ${sides.join(', ')}; per run and side: ${options.seconds} s in ${options.slices} part(s)` +
+      `${options.slices > 1 && sides.length > 1 ? ' taken in turns (reference, platform, platform, reference, …)' : ''}; warm-up: ${options.warmupSeconds} s at ` +
       `concurrency ${WARMUP_CONCURRENCY} per mode, binding and side; SendMessage levels: ${options.sendLevels.join(', ')}; ` +
       `SendStreamingMessage levels: ${options.streamLevels.join(', ') || 'none'}; bindings: ${options.bindings.join(', ')}` +
       Object.entries(options.platformEnv)
@@ -578,34 +641,37 @@ async function main(): Promise<number> {
     const results: RunResult[] = [];
     for (const run of runs) {
       const result: RunResult = { run, sides: new Map(), platform: null };
-      let platformCpu: [PlatformCpu, PlatformCpu] | null = null;
+      const platformSeconds = { standalone: 0, worker: 0, postgres: 0 };
       let platformEnd = 0;
-      // The platform first: its commit counters settle while the reference runs.
-      for (const server of servers) {
+      for (const server of sliceOrder(servers, options.slices)) {
         const { measured, cpu } = await measure(
           server,
           senderFor(server.side, run),
           run,
-          options.seconds * 1_000,
+          (options.seconds * 1_000) / options.slices,
           server.side === 'platform' ? platform : null,
         );
-        result.sides.set(server.side, measured);
-        if (server.side === 'platform') {
-          platformCpu = cpu;
+        result.sides.set(server.side, mergeMeasured(result.sides.get(server.side), measured));
+        if (cpu) {
+          const [before, after] = cpu;
+          platformSeconds.standalone += cpuSecondsBetween(before.standalone, after.standalone);
+          platformSeconds.worker += cpuSecondsBetween(before.worker, after.worker);
+          platformSeconds.postgres += cpuSecondsBetween(before.postgres, after.postgres);
           platformEnd = performance.now();
         }
+      }
+      for (const [side, measured] of result.sides) {
         console.log(
-          `${server.side}, ${runLabel(run)}: ${measured.load.requests} ok, ${measured.load.errors} errors, ` +
+          `${side}, ${runLabel(run)}: ${measured.load.requests} ok, ${measured.load.errors} errors, ` +
             `${fmt(perSecond(measured))}/s`,
         );
       }
-      if (platform && counters && platformCpu) {
+      if (platform && counters && platformEnd > 0) {
         const next = await platform.counters(platformEnd);
-        const [before, after] = platformCpu;
         result.platform = {
-          standaloneSeconds: cpuSecondsBetween(before.standalone, after.standalone),
-          workerSeconds: cpuSecondsBetween(before.worker, after.worker),
-          postgresSeconds: cpuSecondsBetween(before.postgres, after.postgres),
+          standaloneSeconds: platformSeconds.standalone,
+          workerSeconds: platformSeconds.worker,
+          postgresSeconds: platformSeconds.postgres,
           commits: next.commits - counters.commits - idleRate * (next.at - counters.at),
           events: next.events - counters.events,
         };

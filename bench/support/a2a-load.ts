@@ -53,6 +53,20 @@ export interface LoadResult {
   errorSamples: Map<string, number>;
 }
 
+/** Several closed-loop runs of the same load as one: their requests, errors, time and latencies together. */
+export function mergeLoads(a: LoadResult, b: LoadResult): LoadResult {
+  const errorSamples = new Map(a.errorSamples);
+  b.errorSamples.forEach((n, what) => errorSamples.set(what, (errorSamples.get(what) ?? 0) + n));
+  return {
+    concurrency: a.concurrency,
+    requests: a.requests + b.requests,
+    errors: a.errors + b.errors,
+    elapsedMs: a.elapsedMs + b.elapsedMs,
+    latenciesMs: a.latenciesMs.concat(b.latenciesMs),
+    errorSamples,
+  };
+}
+
 /** The same headers go to both servers (the reference ignores the API key: it runs without authentication). */
 const API_KEY = 'demo-key';
 const HTTP_HEADERS = { 'A2A-Version': '1.0', 'X-API-Key': API_KEY };

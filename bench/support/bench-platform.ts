@@ -53,12 +53,14 @@ export class BenchPlatform {
   /**
    * Boots the standalone on `db`, with `env` beside the database's address, and connects the bench's one reading connection. With `profileDir`, the
    * standalone runs with `node --cpu-prof` and its workers with the preload, and each writes its profile
-   * there when it exits.
+   * there when it exits. With `root`, the build of that checkout runs instead of this one's (it migrates
+   * its database itself when it starts).
    */
   static async start(
-    db: TestDatabase,
+    db: Pick<TestDatabase, 'url'>,
     profileDir: string | null,
     env: Record<string, string>,
+    root?: string,
   ): Promise<BenchPlatform> {
     const platform = await startStandalone(
       {
@@ -69,7 +71,10 @@ export class BenchPlatform {
           BENCH_CPU_PROF_DIR: profileDir,
         }),
       },
-      { nodeArgs: profileDir === null ? [] : ['--cpu-prof', `--cpu-prof-dir=${profileDir}`] },
+      {
+        nodeArgs: profileDir === null ? [] : ['--cpu-prof', `--cpu-prof-dir=${profileDir}`],
+        ...(root !== undefined && { root }),
+      },
     );
     try {
       const pid = platform.process.pid ?? 0;

@@ -15,17 +15,43 @@ export function processTicks(pid: number): number | null {
   }
 }
 
-/** Busy ticks of the whole machine (all CPUs), from /proc/stat; null off Linux. */
-export function machineBusyTicks(): number | null {
+/** The figures of /proc/stat's `cpu` line (ticks of all CPUs: user, nice, system, idle, iowait, irq, softirq, steal, …). */
+function machineCpuTicks(): number[] | null {
   try {
     const line = readFileSync('/proc/stat', 'utf8').split('\n')[0] ?? '';
     const [, ...values] = line.trim().split(/\s+/);
-    const ticks = values.map(Number);
-    const total = ticks.slice(0, 8).reduce((sum, n) => sum + n, 0);
-    return total - (ticks[3] ?? 0) - (ticks[4] ?? 0);
+    return values.map(Number);
   } catch {
     return null;
   }
+}
+
+/**
+ * Ticks of the whole machine that a virtual machine's host gave to others while this one wanted them
+ * (`steal`, counted in {@link machineBusyTicks} too); null off Linux.
+ */
+export function machineStealTicks(): number | null {
+  const steal = machineCpuTicks()?.[7];
+  return steal !== undefined && Number.isFinite(steal) ? steal : null;
+}
+
+/** Busy ticks of the whole machine (all CPUs), from /proc/stat; null off Linux. */
+export function machineBusyTicks(): number | null {
+  const ticks = machineCpuTicks();
+  if (ticks === null) {
+    return null;
+  }
+  const total = ticks.slice(0, 8).reduce((sum, n) => sum + n, 0);
+  return total - (ticks[3] ?? 0) - (ticks[4] ?? 0);
+}
+
+/** CPU seconds used between two tick samples of the same processes (one seen only at the end counts from 0). */
+export function cpuSecondsBetween(before: Map<number, number>, after: Map<number, number>): number {
+  let ticks = 0;
+  for (const [pid, end] of after) {
+    ticks += end - (before.get(pid) ?? 0);
+  }
+  return ticks / CLOCK_TICKS;
 }
 
 /** CPU ticks of each of `pids` that /proc still knows. */

@@ -46,6 +46,8 @@ export class PlatformProcess {
     readonly env: Record<string, string>,
     /** Node.js options put before the entry script (`node <nodeArgs> <entry> <args>`), e.g. `--cpu-prof`. */
     private readonly nodeArgs: readonly string[] = [],
+    /** The repository whose `dist/` holds the entry script; this one when not given. */
+    private readonly root?: string,
   ) {}
 
   /** What the process printed since its last start (the last 64 000 characters). */
@@ -66,7 +68,7 @@ export class PlatformProcess {
   }
 
   start(): this {
-    const entry = join(repoRoot(), 'dist', this.entry);
+    const entry = join(this.root ?? repoRoot(), 'dist', this.entry);
     if (!existsSync(entry)) {
       throw new Error(`${entry} is missing: run npm run build first`);
     }
@@ -154,6 +156,8 @@ export interface StandaloneOptions {
    * Its worker children are started without them: they see the environment instead (`NODE_OPTIONS` in `env`).
    */
   nodeArgs?: readonly string[];
+  /** The repository whose build to run (another checkout, built, to compare two trees); this one by default. */
+  root?: string;
 }
 
 /** The whole platform in one process (`npm start`), on free ports. Ready when its workers are connected. */
@@ -189,6 +193,7 @@ export async function startStandalone(
       ...env,
     },
     options.nodeArgs,
+    options.root,
   ).start();
   try {
     await proc.waitForOutput(/A2A platform ready/);
