@@ -242,6 +242,25 @@ describe('the agent playground', () => {
     await page.getByRole('button', { name: /^Send/ }).click();
   }
 
+  /**
+   * Sends the page's next SendStreamingMessage to `agent` to the platform but never gives the page the answer;
+   * resolves once the platform has answered it in full. Other calls pass. The held request must stay held
+   * until a reload drops it: unrouting first releases it to the platform again, and the page would show the
+   * answer to that repeat (the same message: the task as it ended) instead of resuming.
+   */
+  function holdAnswer(page: Page, agent: string): Promise<void> {
+    return new Promise<void>((resolve) => {
+      void page.route(`**/agents/demo/${agent}/jsonrpc`, async (route) => {
+        if (!(route.request().postData() ?? '').includes('"SendStreamingMessage"')) {
+          await route.continue();
+          return;
+        }
+        await route.fetch().catch(() => undefined);
+        resolve();
+      });
+    });
+  }
+
   /** The texts of the artifact's parts, in order. */
   function artifactParts(page: Page, artifactId: string): Promise<string[]> {
     return page.locator(`[data-artifact="${artifactId}"] .part`).allTextContents();
@@ -359,20 +378,11 @@ describe('the agent playground', () => {
     const { page, problems } = await signedIn();
     await choose(page, 'countdown', 'Countdown');
     // The platform takes the message and runs the task; the page never hears back before its reload.
-    const answered = new Promise<void>((resolve) => {
-      void page.route('**/agents/demo/countdown/jsonrpc', async (route) => {
-        if (!(route.request().postData() ?? '').includes('"SendStreamingMessage"')) {
-          await route.continue();
-          return;
-        }
-        await route.fetch().catch(() => undefined);
-        resolve();
-      });
-    });
+    const answered = holdAnswer(page, 'countdown');
     await say(page, '3');
     await answered;
-    await page.unrouteAll({ behavior: 'ignoreErrors' });
     await page.reload();
+    await page.unrouteAll({ behavior: 'ignoreErrors' });
     await page.getByRole('heading', { name: 'Agent card: Countdown' }).waitFor();
     await expect.poll(() => taskState(page), POLL).toContain('completed');
     expect(await artifactParts(page, 'countdown')).toEqual(['3', '2', '1']);
@@ -413,17 +423,12 @@ describe('the agent playground', () => {
     await choose(page, 'interview', 'Interview');
     await say(page, 'Hello');
     await expect.poll(() => taskState(page), POLL).toContain('input required');
-    const answered = new Promise<void>((resolve) => {
-      void page.route('**/agents/demo/interview/jsonrpc', async (route) => {
-        await route.fetch().catch(() => undefined);
-        resolve();
-      });
-    });
+    const answered = holdAnswer(page, 'interview');
     await page.getByLabel('Message', { exact: true }).fill('Grace Hopper');
     await page.getByRole('button', { name: 'Send on this task' }).click();
     await answered;
-    await page.unrouteAll({ behavior: 'ignoreErrors' });
     await page.reload();
+    await page.unrouteAll({ behavior: 'ignoreErrors' });
     await expect.poll(() => taskState(page), POLL).toContain('completed');
     expect(await artifactParts(page, 'greeting')).toEqual(['Nice to meet you, Grace Hopper!']);
     const states = await Promise.all(

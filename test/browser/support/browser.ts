@@ -41,7 +41,9 @@ export async function openPage(browser: Browser): Promise<{ page: Page; problems
   page.on('pageerror', (error) => problems.list.push(`uncaught: ${error.message}`));
   page.on('console', (message) => {
     if (message.type() === 'error') {
-      problems.list.push(`console error: ${message.text()}`);
+      // A resource that failed to load is named by the message's location.
+      const url = message.location().url;
+      problems.list.push(`console error: ${message.text()}${url ? ` (${url})` : ''}`);
     }
   });
   return { page, problems };
