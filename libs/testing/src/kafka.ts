@@ -1,10 +1,11 @@
 import { loadConfig } from '@lib/config';
 import { randomBytes } from 'node:crypto';
 import { request } from 'node:http';
-import { connect, createServer } from 'node:net';
+import { connect } from 'node:net';
 import { homedir } from 'node:os';
 import type { StartedTestContainer } from 'testcontainers';
 import { z } from 'zod';
+import { freePort } from './platform-processes';
 
 /**
  * The Apache Kafka version the project runs against: the broker of `scripts/kafka/broker.sh` (pinned in
@@ -120,22 +121,6 @@ function pingDocker(socketPath: string): Promise<boolean> {
     req.on('timeout', () => req.destroy());
     req.on('error', () => resolve(false));
     req.end();
-  });
-}
-
-/** A free TCP port on this machine (the container publishes its client listener on the same number). */
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address();
-      server.close(() =>
-        typeof address === 'object' && address
-          ? resolve(address.port)
-          : reject(new Error('no port')),
-      );
-    });
   });
 }
 

@@ -1,6 +1,7 @@
 import { processEnv } from '@lib/config';
 import { EXAMPLE_AGENT_IDS } from '@lib/worker-sdk';
 import { spawn, type ChildProcess } from 'node:child_process';
+import { randomInt } from 'node:crypto';
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { dirname, join } from 'node:path';
@@ -17,21 +18,43 @@ export function repoRoot(): string {
   throw new Error('repository root not found');
 }
 
-/** A free TCP port on 127.0.0.1. */
-export function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
+/**
+ * Where {@link freePort} looks: below Linux's ephemeral range (`ip_local_port_range`, 32768–60999 by default).
+ * A port the kernel picks for a listener on port 0 comes from that range, and the kernel hands the same
+ * ports out as the local ends of outgoing connections: a process restarted on "its" port could find it
+ * held by a client's connection (EADDRINUSE). A port below the range is only taken by a listener that asks
+ * for it by number.
+ */
+const PORT_RANGE = { first: 20_000, last: 32_000 } as const;
+/** The ports this process handed out, never handed out twice (two servers started together). */
+const portsHandedOut = new Set<number>();
+
+/** Whether a listener can bind `port` on 127.0.0.1 now. */
+function canListen(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
     const server = createServer();
     server.unref();
-    server.on('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address();
-      server.close(() =>
-        typeof address === 'object' && address
-          ? resolve(address.port)
-          : reject(new Error('no port')),
-      );
-    });
+    server.once('error', () => resolve(false));
+    server.listen(port, '127.0.0.1', () => server.close(() => resolve(true)));
   });
+}
+
+/**
+ * A free TCP port on 127.0.0.1, outside the ephemeral range (see {@link PORT_RANGE}): free when it was
+ * checked, and not one this process handed out before. Starting at a random place keeps two test processes
+ * apart.
+ */
+export async function freePort(): Promise<number> {
+  const size = PORT_RANGE.last - PORT_RANGE.first + 1;
+  const start = randomInt(size);
+  for (let i = 0; i < size; i++) {
+    const port = PORT_RANGE.first + ((start + i) % size);
+    if (!portsHandedOut.has(port) && (await canListen(port))) {
+      portsHandedOut.add(port);
+      return port;
+    }
+  }
+  throw new Error(`no free port in ${PORT_RANGE.first}-${PORT_RANGE.last}`);
 }
 
 /** One platform process started from the build output (`npm run build` first). */
