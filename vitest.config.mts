@@ -8,6 +8,10 @@ const shared = {
   resolve: { tsconfigPaths: true },
 };
 
+// Tiers that wait on real servers: an `expect.poll` without its own timeout waits up to 15 s (Vitest's default,
+// 1 s, is a wall-clock bound that a busy machine fails). The test waits for the outcome, not for a speed.
+const generousPoll = { poll: { timeout: 15_000 } };
+
 export default defineConfig({
   test: {
     projects: [
@@ -33,6 +37,7 @@ export default defineConfig({
           sequence: { groupOrder: 1 },
           include: ['apps/**/*.int.spec.ts', 'libs/**/*.int.spec.ts'],
           testTimeout: 30_000,
+          expect: generousPoll,
           hookTimeout: 60_000,
           fileParallelism: false,
         },
@@ -44,6 +49,7 @@ export default defineConfig({
           sequence: { groupOrder: 2 },
           include: ['test/e2e/**/*.e2e.spec.ts'],
           testTimeout: 120_000,
+          expect: generousPoll,
           hookTimeout: 180_000,
           fileParallelism: false,
         },
@@ -57,6 +63,7 @@ export default defineConfig({
           sequence: { groupOrder: 3 },
           include: ['test/fault/**/*.fault.spec.ts'],
           testTimeout: 300_000,
+          expect: generousPoll,
           hookTimeout: 180_000,
           fileParallelism: false,
         },
@@ -70,6 +77,7 @@ export default defineConfig({
           sequence: { groupOrder: 4 },
           include: ['test/browser/**/*.browser.spec.ts'],
           testTimeout: 120_000,
+          expect: generousPoll,
           hookTimeout: 180_000,
           fileParallelism: false,
         },
