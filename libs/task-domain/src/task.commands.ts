@@ -26,9 +26,17 @@ export type TaskCommand =
       metadata?: JsonObject;
       /** The agent may answer with a bare Message instead of a task. */
       mayReply?: boolean;
+      /** The request's `configuration.acceptedOutputModes`, when it names any. */
+      acceptedOutputModes?: string[];
       now: Date;
     }
-  | { type: 'AppendUserMessage'; message: Message; now: Date }
+  | {
+      type: 'AppendUserMessage';
+      message: Message;
+      /** The request's `configuration.acceptedOutputModes`, when it names any. */
+      acceptedOutputModes?: string[];
+      now: Date;
+    }
   | { type: 'GrantLease'; workerId: string; leaseTtlMs: number; now: Date }
   | { type: 'ApplyWorkerUpdate'; leaseEpoch: number; update: WorkerUpdate; now: Date }
   | {

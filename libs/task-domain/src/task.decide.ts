@@ -35,11 +35,12 @@ export function decide(command: TaskCommand, state: TaskAggregate): TaskEvent[] 
             ...(command.metadata ? { metadata: command.metadata } : {}),
             submittedAt: command.now.toISOString(),
             ...(command.mayReply ? { mayReply: true as const } : {}),
+            ...outputModes(command.acceptedOutputModes),
           },
         },
       ];
     case 'AppendUserMessage':
-      return appendUserMessage(command.message, command.now, shown(state, command.message.taskId));
+      return appendUserMessage(command, shown(state, command.message.taskId));
     case 'GrantLease': {
       const task = present(state);
       if (task.work !== 'queued' || isTerminalState(task.task.status.state)) {
@@ -185,7 +186,15 @@ function shown(state: TaskAggregate, taskId = ''): PresentTask {
   return task;
 }
 
-function appendUserMessage(message: Message, now: Date, task: PresentTask): TaskEvent[] {
+/** The accepted output modes an event records: none when the client named none. */
+function outputModes(modes: string[] | undefined): { acceptedOutputModes?: string[] } {
+  return modes && modes.length > 0 ? { acceptedOutputModes: modes } : {};
+}
+
+function appendUserMessage(
+  { message, acceptedOutputModes, now }: Extract<TaskCommand, { type: 'AppendUserMessage' }>,
+  task: PresentTask,
+): TaskEvent[] {
   const { id, contextId } = task.task;
   const current = task.task.status.state;
   if (isTerminalState(current)) {
@@ -211,7 +220,10 @@ function appendUserMessage(message: Message, now: Date, task: PresentTask): Task
     );
   }
   return [
-    { type: 'UserMessageAppended', data: { message: { ...message, taskId: id, contextId } } },
+    {
+      type: 'UserMessageAppended',
+      data: { message: { ...message, taskId: id, contextId }, ...outputModes(acceptedOutputModes) },
+    },
     statusEvent({ state: 'TASK_STATE_WORKING', timestamp: now.toISOString() }),
   ];
 }

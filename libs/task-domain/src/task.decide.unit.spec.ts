@@ -182,6 +182,25 @@ describe('decide SubmitTask', () => {
       ]);
   });
 
+  it('records the output modes the request accepts, and none for an empty list', () => {
+    const submit = (acceptedOutputModes: string[]): TaskCommand => ({
+      type: 'SubmitTask',
+      taskId: TASK_ID,
+      contextId: CONTEXT_ID,
+      agentId: 'agt_1',
+      ownerId: 'usr_1',
+      message: message('ROLE_USER', 'm1'),
+      acceptedOutputModes,
+      now: T0,
+    });
+    const [named] = decide(submit(['text/plain']), initialTaskState());
+    expect(named?.type === 'TaskSubmitted' && named.data.acceptedOutputModes).toEqual([
+      'text/plain',
+    ]);
+    const [none] = decide(submit([]), initialTaskState());
+    expect(none?.type === 'TaskSubmitted' && 'acceptedOutputModes' in none.data).toBe(false);
+  });
+
   it('refuses to submit a task id that already has a stream', () => {
     given(submitted)
       .when({
@@ -248,6 +267,21 @@ describe('decide AppendUserMessage', () => {
         ]);
     },
   );
+
+  it('records the output modes the continuing request accepts', () => {
+    given(...reached('TASK_STATE_INPUT_REQUIRED'))
+      .when({ ...append(), acceptedOutputModes: ['application/json'] } as TaskCommand)
+      .then([
+        {
+          type: 'UserMessageAppended',
+          data: {
+            message: message('ROLE_USER', 'm2', { taskId: TASK_ID, contextId: CONTEXT_ID }),
+            acceptedOutputModes: ['application/json'],
+          },
+        },
+        statusUpdated('TASK_STATE_WORKING'),
+      ]);
+  });
 
   it('infers the contextId from the task when the message has only the taskId (§10.3)', () => {
     const after = given(...reached('TASK_STATE_INPUT_REQUIRED'))

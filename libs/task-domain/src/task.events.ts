@@ -39,13 +39,19 @@ export interface TaskSubmitted {
      * no task. Absent: the stream is a task from its first event.
      */
     mayReply?: true;
+    /**
+     * The media types the client accepts in the answer (`configuration.acceptedOutputModes`); absent when
+     * it named none (any). A resend of the message must ask for the same (docs/conformance.md).
+     */
+    acceptedOutputModes?: string[];
   };
 }
 
 /** A client message continuing an interrupted task. */
 export interface UserMessageAppended {
   type: 'UserMessageAppended';
-  data: { message: Message };
+  /** `acceptedOutputModes` as in {@link TaskSubmitted}. */
+  data: { message: Message; acceptedOutputModes?: string[] };
 }
 
 export interface TaskStatusUpdated {

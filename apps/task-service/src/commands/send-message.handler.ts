@@ -3,6 +3,7 @@ import {
   applyHistoryLength,
   canonicalize,
   decodeSendMessageRequest,
+  invalidParams,
   isInterruptedState,
   isTerminalState,
   taskNotFound,
@@ -14,6 +15,7 @@ import {
 import type { TaskServiceConfig } from '@lib/config';
 import { noteTask } from '@lib/observability';
 import {
+  decide,
   decideAll,
   evolve,
   foldTask,
@@ -29,6 +31,7 @@ import { AgentDirectory } from '../agent-directory';
 import { callAudit, callerMetadata, type CallContext, type Versioned } from '../call-context';
 import { Clock, IdGenerator } from '../clock';
 import { Dispatcher } from '../dispatch/dispatcher';
+import { PushConfigs } from '../queries/push-configs';
 import { TaskViews, type TaskViewRecord } from '../queries/task-views';
 import { TASK_SERVICE_CONFIG } from '../tokens';
 import { TaskStore, type MessageIdClaim, type PushConfigSpec } from '../write/task-store';
@@ -37,11 +40,19 @@ import { AuditSink, TaskWriter, type WriteOutcome } from '../write/task-writer';
 import { assertAcceptedParts } from './content-types';
 import { pushConfigSpec } from './push-config-spec';
 
+/** A push config registered inline: the spec to write, its origin, and whether the client named its id. */
+interface InlineWebhook {
+  spec: PushConfigSpec;
+  origin: string;
+  named: boolean;
+}
+
 /**
  * SendMessage (spec digest §10.3–§10.5): creates a task or continues an interrupted one, durably, before any
  * worker sees it. Idempotent per (tenant, agent, caller, message): the same message (messageId and canonical
- * content) sent again is a retry and gets the first task; another message under a used messageId is a new
- * message (spec digest §6, "Idempotency"). Blocking unless `returnImmediately`. An agent that declares
+ * content) sent again is a retry and gets the first task, with what its own configuration asks for (see
+ * {@link repeated}); another message under a used messageId is a new message (spec digest §6,
+ * "Idempotency"). Blocking unless `returnImmediately`. An agent that declares
  * message replies may answer a new message with a bare Message instead of a task; that is then the result
  * (docs/adr/0009-message-replies.md).
  */
@@ -51,6 +62,7 @@ export class SendMessageHandler {
     private readonly writer: TaskWriter,
     private readonly store: TaskStore,
     private readonly views: TaskViews,
+    private readonly configs: PushConfigs,
     private readonly watch: TaskWatch,
     private readonly agents: AgentDirectory,
     private readonly dispatcher: Dispatcher,
@@ -118,7 +130,7 @@ export class SendMessageHandler {
   private inlineWebhook(
     request: SendMessageRequest,
     pushNotifications: boolean,
-  ): { spec: PushConfigSpec; origin: string } | null {
+  ): InlineWebhook | null {
     const config = request.configuration?.taskPushNotificationConfig;
     if (!config) {
       return null;
@@ -129,11 +141,14 @@ export class SendMessageHandler {
         'this agent does not declare push notifications',
       );
     }
-    return pushConfigSpec(
-      config,
-      config.id || this.ids.randomId(),
-      'configuration.taskPushNotificationConfig.',
-    );
+    return {
+      ...pushConfigSpec(
+        config,
+        config.id || this.ids.randomId(),
+        'configuration.taskPushNotificationConfig.',
+      ),
+      named: Boolean(config.id),
+    };
   }
 
   /** The task from the view; else, as an exchange not shown as a task, from its stream (ADR 0009). */
@@ -177,13 +192,43 @@ export class SendMessageHandler {
   }
 
   /**
-   * A message sent again (same messageId and content) goes to the task the first one went to, and changes
-   * nothing: its audit record is written on its own, naming that task.
+   * A message sent again (same messageId and content) goes to the task the first one went to and appends no
+   * second message, but what the resend's configuration asks for holds (docs/conformance.md, "A message sent
+   * again"): a webhook it carries is registered for that task, unless the task has the same one already,
+   * in one commit with the resend's audit record; output modes other than the first send's are refused.
+   * `returnImmediately` and `historyLength` shape the resend's answer as for any call ({@link execute}).
+   * Otherwise its audit record is written on its own, naming that task.
    */
-  private async repeated(ctx: CallContext, earlier: TaskId): Promise<{ taskId: TaskId }> {
-    await this.audit.recordApart(
-      callAudit(ctx, 'SendMessage', { tenantId: ctx.tenantId, taskId: earlier }),
-    );
+  private async repeated(
+    ctx: CallContext,
+    earlier: TaskId,
+    request: SendMessageRequest,
+    webhook: InlineWebhook | null,
+  ): Promise<{ taskId: TaskId }> {
+    const task = { tenantId: ctx.tenantId, taskId: earlier };
+    const events = await this.events(ctx, earlier);
+    assertSameOutputModes(events, request);
+    const audit = callAudit(ctx, 'SendMessage', task);
+    // An exchange the agent answered with a message has no task to notify about: as for the first send.
+    const register =
+      webhook !== null &&
+      !events.some((event) => event.type === 'AgentReplied') &&
+      !(await this.configs.has(task, webhook.spec, webhook.named));
+    if (webhook && register) {
+      await this.writer.write({
+        ...task,
+        decide: (state) =>
+          decide(
+            { type: 'RegisterPushConfig', configId: webhook.spec.configId, origin: webhook.origin },
+            state,
+          ),
+        metadata: callerMetadata(ctx),
+        pushConfigs: [webhook.spec],
+        audit,
+      });
+    } else {
+      await this.audit.recordApart(audit);
+    }
     return { taskId: earlier };
   }
 
@@ -197,9 +242,10 @@ export class SendMessageHandler {
     ctx: CallContext,
     request: SendMessageRequest,
     mayReply: boolean,
-    webhook: { spec: PushConfigSpec; origin: string } | null,
+    webhook: InlineWebhook | null,
   ): Promise<{ taskId: TaskId; record?: TaskViewRecord }> {
     const { message } = request;
+    const acceptedOutputModes = request.configuration?.acceptedOutputModes;
     const claim: MessageIdClaim = {
       agentId: ctx.agentId,
       principalId: ctx.principalId,
@@ -211,7 +257,12 @@ export class SendMessageHandler {
       const taskId = taskIdOf(message.taskId ?? this.ids.randomId());
       noteTask(taskId);
       const first: TaskCommand = message.taskId
-        ? { type: 'AppendUserMessage', message, now }
+        ? {
+            type: 'AppendUserMessage',
+            message,
+            now,
+            ...(acceptedOutputModes && { acceptedOutputModes }),
+          }
         : {
             type: 'SubmitTask',
             taskId,
@@ -221,6 +272,7 @@ export class SendMessageHandler {
             message,
             ...(request.metadata ? { metadata: request.metadata } : {}),
             ...(mayReply ? { mayReply } : {}),
+            ...(acceptedOutputModes && { acceptedOutputModes }),
             now,
           };
       const commands: TaskCommand[] = [first];
@@ -258,7 +310,7 @@ export class SendMessageHandler {
         if (!earlier) {
           throw error;
         }
-        return this.repeated(ctx, earlier);
+        return this.repeated(ctx, earlier, request, webhook);
       } finally {
         if (session) {
           this.dispatcher.granted(session, outcome, { tenantId: ctx.tenantId, taskId });
@@ -272,13 +324,44 @@ export class SendMessageHandler {
         case 'duplicate': {
           const earlier = await this.store.findMessageId(ctx.tenantId, claim);
           if (earlier) {
-            return this.repeated(ctx, earlier);
+            return this.repeated(ctx, earlier, request, webhook);
           }
           // The claim was given back meanwhile (its append conflicted): claim it again.
         }
       }
     }
   }
+}
+
+/**
+ * Refuses a resend whose `acceptedOutputModes` differ from those its first send recorded (as a set of media
+ * types, case aside; none named means any): the task was made for what the first send accepted.
+ */
+function assertSameOutputModes(events: readonly TaskEvent[], request: SendMessageRequest): void {
+  const { messageId } = request.message;
+  const first = events
+    .map((event) =>
+      event.type === 'TaskSubmitted' || event.type === 'UserMessageAppended' ? event.data : null,
+    )
+    .filter((data) => data?.message.messageId === messageId)
+    .at(-1);
+  const before = modeSet(first?.acceptedOutputModes);
+  const now = modeSet(request.configuration?.acceptedOutputModes);
+  if (before !== now) {
+    throw invalidParams([
+      {
+        field: 'configuration.acceptedOutputModes',
+        description:
+          `message ${messageId} was first sent accepting ${before || 'any output mode'}; a resend must ` +
+          'accept the same (send a message with a new messageId to ask for other output modes)',
+      },
+    ]);
+  }
+}
+
+/** Media types as a comparable set: lower case, sorted, each once, comma-separated; "" for none (any). */
+function modeSet(modes: readonly string[] | undefined): string {
+  return [...new Set((modes ?? []).map((mode) => mode.trim().toLowerCase()))].sort().join(', ');
 }
 
 /** SHA-256 of the decoded message's canonical JSON (RFC 8785): equal for a byte-different but same message. */

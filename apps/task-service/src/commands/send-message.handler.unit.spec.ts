@@ -11,6 +11,7 @@ import type { CallContext } from '../call-context';
 import { Clock } from '../clock';
 import type { Dispatcher } from '../dispatch/dispatcher';
 import type { WorkerSession } from '../dispatch/worker-session';
+import type { PushConfigs } from '../queries/push-configs';
 import type { TaskViews } from '../queries/task-views';
 import { recordOf, type TaskWatch } from '../write/task-watch';
 import { TaskWriter, type WriteOutcome } from '../write/task-writer';
@@ -71,6 +72,7 @@ function setUp(room = 0) {
     writer,
     store,
     views,
+    {} as PushConfigs,
     watch,
     agents,
     dispatcher as unknown as Dispatcher,

@@ -3,7 +3,7 @@ import type { SendMessageResponse, Task, workerPb } from '@lib/a2a-protocol';
 import type { TaskServiceConfig } from '@lib/config';
 import { taskStreamId } from '@lib/task-domain';
 import { callContext } from '@lib/testing';
-import { describe, expect, it } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { CountingIds } from '../../test/support/counting-ids';
 import { InMemoryTaskStore } from '../../test/support/in-memory-task-store';
 import { RecordedAudit } from '../../test/support/recorded-audit';
@@ -11,6 +11,7 @@ import type { AgentDirectory } from '../agent-directory';
 import { SystemClock } from '../clock';
 import { SendMessageHandler } from '../commands/send-message.handler';
 import type { NoticeBus } from '../notice-bus';
+import type { PushConfigs } from '../queries/push-configs';
 import type { TaskViews } from '../queries/task-views';
 import type { TaskRepository } from '../task.repository';
 import type { ChangeRefusal, StreamChange } from '../write/task-store';
@@ -19,6 +20,14 @@ import { TaskWriter } from '../write/task-writer';
 import { Dispatcher } from './dispatcher';
 import type { WorkQueue } from './work-queue';
 import { WorkerSession } from './worker-session';
+
+// The dispatcher waits between reads with `setTimeout` of `node:timers/promises`, which `vi.useFakeTimers()` does
+// not reach: the same wait on the global timer, which it does fake.
+vi.mock('node:timers/promises', async (importOriginal) => ({
+  ...(await importOriginal<typeof import('node:timers/promises')>()),
+  setTimeout: <T>(ms: number, value: T): Promise<T> =>
+    new Promise<T>((resolve) => setTimeout(() => resolve(value), ms)),
+}));
 
 const ctx = callContext({ tenantId: 'acme', agentId: 'echo', principalId: 'alice' });
 
@@ -90,6 +99,7 @@ function setUp() {
         return Promise.resolve(state ? recordOf(state) : null);
       },
     } as unknown as TaskViews,
+    {} as PushConfigs,
     {} as TaskWatch,
     agents,
     dispatcher,
@@ -110,6 +120,15 @@ function setUp() {
 }
 
 describe('Dispatcher: the assignment of a lease granted with the acceptance', () => {
+  // Only the timers: the writer's batches and the session's flushes run on `setImmediate`, as in production.
+  beforeEach(() => {
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout'] });
+  });
+
+  afterEach(() => {
+    vi.useRealTimers();
+  });
+
   it('goes out when the append committed', async () => {
     const { session, sent, send } = setUp();
     const { result } = await send('m1');
@@ -123,7 +142,8 @@ describe('Dispatcher: the assignment of a lease granted with the acceptance', ()
     store.loseNext = true;
     await expect(send('m1')).rejects.toThrow('Connection terminated');
     // The log holds the lease to this worker: it gets the task rather than the task waiting out the TTL.
-    await expect.poll(() => sent.length).toBe(1);
+    await vi.advanceTimersByTimeAsync(0);
+    expect(sent).toHaveLength(1);
     const taskId = sent[0]?.assignment?.taskId ?? '';
     expect(store.views.get(taskStreamId('acme', taskId))?.lease?.workerId).toBe('w-local');
     expect(session.inflight.get(taskId)).toBe(1);
@@ -135,7 +155,11 @@ describe('Dispatcher: the assignment of a lease granted with the acceptance', ()
     store.loseNext = true;
     store.failReads = 2;
     await expect(send('m1')).rejects.toThrow('Connection terminated');
-    await expect.poll(() => sent.length, { timeout: 3_000 }).toBe(1);
+    await vi.advanceTimersByTimeAsync(0);
+    expect(sent).toHaveLength(0);
+    // Two reads fail: the rereads wait out the first two backoff delays (at most 100 ms and 200 ms).
+    await vi.advanceTimersByTimeAsync(300);
+    expect(sent).toHaveLength(1);
     expect(store.failReads).toBe(0);
     expect(session.inflight.get(sent[0]?.assignment?.taskId ?? '')).toBe(1);
   });
@@ -144,9 +168,10 @@ describe('Dispatcher: the assignment of a lease granted with the acceptance', ()
     const { store, sent, send } = setUp();
     store.loseNext = true;
     await expect(send('m1')).rejects.toThrow('Connection terminated');
-    await expect.poll(() => sent.length).toBe(1);
+    await vi.advanceTimersByTimeAsync(0);
+    expect(sent).toHaveLength(1);
     await send('m1');
-    await new Promise((resolve) => setTimeout(resolve, 20));
+    await vi.advanceTimersByTimeAsync(60_000);
     expect(sent).toHaveLength(1);
   });
 });

@@ -3,6 +3,7 @@ import type { TaskRef } from '@lib/tenancy';
 import { Inject, Injectable } from '@nestjs/common';
 import type { Pool } from 'pg';
 import { PG_POOL } from '../tokens';
+import type { PushConfigSpec } from '../write/task-store';
 
 interface PushConfigRow {
   task_id: string;
@@ -29,6 +30,30 @@ export class PushConfigs {
     });
     const row = result.rows[0];
     return row ? asConfig(row) : null;
+  }
+
+  /**
+   * Whether the task has a webhook to the same URL with the same token and authentication as `spec`; with
+   * `sameId`, only the config of `spec`'s id counts (a client-chosen id names one config).
+   */
+  async has(task: TaskRef, spec: PushConfigSpec, sameId: boolean): Promise<boolean> {
+    const result = await this.pool.query({
+      name: 'push-configs.has',
+      text: `SELECT 1 FROM ops.push_configs
+              WHERE tenant_id = $1 AND task_id = $2 AND to_generation IS NULL
+                AND ($3::text IS NULL OR config_id = $3) AND url = $4
+                AND token IS NOT DISTINCT FROM $5 AND authentication IS NOT DISTINCT FROM $6::jsonb
+              LIMIT 1`,
+      values: [
+        task.tenantId,
+        task.taskId,
+        sameId ? spec.configId : null,
+        spec.url,
+        spec.token ?? null,
+        spec.authentication ? JSON.stringify(spec.authentication) : null,
+      ],
+    });
+    return result.rows.length > 0;
   }
 
   /** Up to `limit` configs with ids after `after` (all when null), in id order. */
