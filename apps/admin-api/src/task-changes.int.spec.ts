@@ -74,13 +74,13 @@ afterAll(async () => {
 });
 
 describe('the task change feed without notices', () => {
-  it('sends a change read from the log within the poll interval, each version once', async () => {
+  it('sends a change read from the log by its poll, each version once', async () => {
     const watcher = watch('t1');
     try {
       await sleep(300);
       const task = randomUUID();
       await change('t1', task, 1, 'TASK_STATE_WORKING');
-      await until(() => watcher.seen.length === 1, 2_500);
+      await until(() => watcher.seen.length === 1, 10_000);
       expect(watcher.seen[0]).toMatchObject({
         taskId: task,
         agentId: 'echo',
@@ -90,7 +90,7 @@ describe('the task change feed without notices', () => {
         updatedAt: expect.any(String) as string,
       });
       await change('t1', task, 2, 'TASK_STATE_COMPLETED');
-      await until(() => watcher.seen.length === 2, 2_500);
+      await until(() => watcher.seen.length === 2, 10_000);
       await sleep(1_500);
       expect(watcher.seen.map((c) => [c.version, c.state])).toEqual([
         [1, 'TASK_STATE_WORKING'],
@@ -114,7 +114,7 @@ describe('the task change feed without notices', () => {
       // At least one poll runs while the older transaction is still open.
       await sleep(1_500);
       await client.query('COMMIT');
-      await until(() => watcher.seen.length === 2, 2_500);
+      await until(() => watcher.seen.length === 2, 10_000);
       expect(watcher.seen.map((c) => c.taskId).sort()).toEqual([late, early].sort());
     } finally {
       client.release();
@@ -131,7 +131,7 @@ describe('the task change feed without notices', () => {
       const own = randomUUID();
       await change('t4', foreign, 1, 'TASK_STATE_WORKING');
       await change('t3', own, 1, 'TASK_STATE_WORKING');
-      await until(() => mine.seen.length === 1, 2_500);
+      await until(() => mine.seen.length === 1, 10_000);
       await sleep(1_200);
       expect(mine.seen.map((c) => c.taskId)).toEqual([own]);
       expect(other.seen).toEqual([]);

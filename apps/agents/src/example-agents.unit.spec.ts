@@ -143,15 +143,13 @@ describe('countdown agent', () => {
     ]);
   });
 
-  it('stops promptly when its signal aborts', async () => {
+  it('stops waiting when its signal aborts', async () => {
     const { bus, lines } = recordingBus();
     const controller = new AbortController();
     const context = { ...contextOf(user('100', { stepMs: 10_000 })), signal: controller.signal };
-    const started = Date.now();
     const running = new CountdownAgent().execute(context, bus);
     controller.abort();
-    await expect(running).rejects.toThrow();
-    expect(Date.now() - started).toBeLessThan(1_000);
+    await expect(running).rejects.toMatchObject({ name: 'AbortError' });
     expect(lines).toEqual(['WORKING step 1/100']);
   });
 });

@@ -115,7 +115,7 @@ async function untilWaiting(n: number): Promise<void> {
     if ((waiting.rows[0]?.n ?? 0) >= n) {
       return;
     }
-    if (waited > 5_000) {
+    if (waited > 10_000) {
       throw new Error(`not ${n} statements waiting for a lock`);
     }
     await sleep(10);

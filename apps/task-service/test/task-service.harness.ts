@@ -54,6 +54,8 @@ export async function seedTestTenant(
     agentId: string;
     onLeaseLost?: 'redispatch' | 'fail';
     maxAttempts?: number;
+    /** The agent's lease TTL, instead of the harness's short one. */
+    leaseTtlMs?: number;
     /** The agent may answer with a bare Message (profile `messageReplies`). */
     messageReplies?: boolean;
     /** The agent allows webhooks (profile `pushNotifications`). */

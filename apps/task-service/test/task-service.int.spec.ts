@@ -58,6 +58,8 @@ describe('task-service against real Postgres and gRPC', () => {
       { agentId: 'fragile', onLeaseLost: 'fail' },
       { agentId: 'lonely' },
       { agentId: 'batched' },
+      // Leases of 3 s, renewed every 200 ms: a pause of the machine shorter than 2.8 s cannot expire one.
+      { agentId: 'steady', leaseTtlMs: 3_000 },
       { agentId: 'oracle', onLeaseLost: 'redispatch', maxAttempts: 3, messageReplies: true },
     ]);
     await seedTestTenant(db, 'evil', [{ agentId: 'echo' }]);
@@ -342,7 +344,7 @@ describe('task-service against real Postgres and gRPC', () => {
     await a.publishStatus(lost.taskId, lost.leaseEpoch, { state: 'TASK_STATE_WORKING' });
     a.vanish();
     const b = await worker();
-    const again = await b.nextAssignment(5_000);
+    const again = await b.nextAssignment();
     expect(again.taskId).toBe(sent.id);
     expect(again.leaseEpoch).toBe(lost.leaseEpoch + 1);
     expect(again.attempt).toBe(2);
@@ -546,7 +548,7 @@ describe('task-service against real Postgres and gRPC', () => {
     const other = await worker();
     draining.disconnect();
     const version = await draining.release(job.taskId, job.leaseEpoch, 'worker shutting down');
-    const next = await other.nextAssignment(3_000);
+    const next = await other.nextAssignment();
     expect(next.taskId).toBe(sent.id);
     expect(next.leaseEpoch).toBe(job.leaseEpoch + 1);
     expect(next.attempt).toBe(job.attempt);
@@ -620,16 +622,18 @@ describe('task-service against real Postgres and gRPC', () => {
   });
 
   it('keeps a lease alive while the worker heart-beats past the TTL', async () => {
-    const w = await worker();
+    const steady: Caller = { ...alice, agentId: 'steady' };
+    const w = await worker('steady');
     const sent = taskOf(
-      await commands.call('sendMessage', alice, {
+      await commands.call('sendMessage', steady, {
         message: userMessage('long'),
         configuration: { returnImmediately: true },
       }),
     );
     const job = await w.nextAssignment();
     expect(job.taskId).toBe(sent.id);
-    for (let i = 0; i < 10; i++) {
+    // Five seconds of heartbeats: past the agent's 3 s TTL, so only the renewals keep the lease.
+    for (let i = 0; i < 25; i++) {
       w.heartbeat([{ taskId: job.taskId, leaseEpoch: job.leaseEpoch }]);
       await new Promise((resolve) => setTimeout(resolve, 200));
     }
@@ -640,6 +644,9 @@ describe('task-service against real Postgres and gRPC', () => {
     );
     expect(events.rows.map((r: { event_type: string }) => r.event_type)).not.toContain(
       'TaskLeaseExpired',
+    );
+    expect((await commands.call<Task>('getTask', steady, { id: sent.id })).status.state).toBe(
+      'TASK_STATE_COMPLETED',
     );
     w.disconnect();
   });

@@ -55,9 +55,9 @@ describe('connections that survive their server (private Postgres server)', () =
 
   it('while the server is down queries fail fast and transient; after it is back they work again', async () => {
     await server.stop('fast');
-    const started = Date.now();
     const failed = await pool.query('SELECT 1').catch((error: unknown) => error);
-    expect(Date.now() - started).toBeLessThan(2_000);
+    // Refused at once, not left to the connect timeout.
+    expect(failed).toMatchObject({ code: 'ECONNREFUSED' });
     expect(isTransientDatabaseError(failed)).toBe(true);
     const waited: string[] = [];
     const answer = whenDatabaseReachable(

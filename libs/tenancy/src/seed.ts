@@ -17,6 +17,8 @@ export interface AgentSeed {
   profile: AgentProfile;
   onLeaseLost?: 'redispatch' | 'fail';
   maxAttempts?: number;
+  /** The agent's lease TTL; the platform's default when not given. */
+  leaseTtlMs?: number;
   /** Secret of the worker credential bound to (tenant, this agent). */
   workerSecret: string;
 }
@@ -56,6 +58,7 @@ export async function seedTenant(pool: Pool, seed: TenantSeed): Promise<void> {
       policy: {
         onLeaseLost: agent.onLeaseLost ?? 'redispatch',
         maxAttempts: agent.maxAttempts ?? 3,
+        ...(agent.leaseTtlMs !== undefined ? { leaseTtlMs: agent.leaseTtlMs } : {}),
       },
     });
     await credentials.issueWorkerCredential(

@@ -30,7 +30,7 @@ describe('PostgresServer', () => {
   async function expectEnded(connection: Connection): Promise<void> {
     let timer: NodeJS.Timeout | undefined;
     const timeout = new Promise<string>((resolve) => {
-      timer = setTimeout(() => resolve('no error event within 5 s'), 5_000);
+      timer = setTimeout(() => resolve('no error event within 10 s'), 10_000);
     });
     const outcome = await Promise.race([connection.ended, timeout]);
     clearTimeout(timer);

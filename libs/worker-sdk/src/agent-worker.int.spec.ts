@@ -187,7 +187,8 @@ class FakePlatform {
             tenantId: 'tenant',
             agentId: 'agent',
             heartbeatIntervalMs: 50,
-            leaseTtlMs: 2_000,
+            // Far longer than a test: no lease is given up for a lack of renewal, however long a restart takes.
+            leaseTtlMs: 60_000,
           },
         });
       } else if (message.heartbeat) {
@@ -216,7 +217,7 @@ function caller(metadata: Metadata): { workerId: string; authorization: string }
   };
 }
 
-async function until(check: () => boolean, what: string, timeoutMs = 5_000): Promise<void> {
+async function until(check: () => boolean, what: string, timeoutMs = 10_000): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   while (!check()) {
     if (Date.now() > deadline) {

@@ -1,4 +1,4 @@
-import { describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { backoffDelayMs, DEFAULT_BACKOFF, pause } from './backoff';
 
 const middle = (): number => 0.5;
@@ -25,12 +25,21 @@ describe('backoffDelayMs', () => {
 });
 
 describe('pause', () => {
+  afterEach(() => {
+    vi.useRealTimers();
+  });
+
   it('resolves at once when the signal aborts', async () => {
+    vi.useFakeTimers();
     const controller = new AbortController();
-    const started = Date.now();
-    const waiting = pause(60_000, controller.signal);
+    let resolved = false;
+    void pause(60_000, controller.signal).then(() => (resolved = true));
+    await vi.advanceTimersByTimeAsync(0);
+    expect(resolved).toBe(false);
     controller.abort();
-    await waiting;
-    expect(Date.now() - started).toBeLessThan(1_000);
+    // The clock has not moved: the abort, not the delay, ended the pause, and its timer is gone.
+    await vi.advanceTimersByTimeAsync(0);
+    expect(resolved).toBe(true);
+    expect(vi.getTimerCount()).toBe(0);
   });
 });

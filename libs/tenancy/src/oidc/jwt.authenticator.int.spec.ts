@@ -1,6 +1,6 @@
 import { exportSPKI, SignJWT, type JWTPayload } from 'jose';
 import { generateKeyPairSync, sign } from 'node:crypto';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { JwtAuthenticator, type JwtAuthenticatorOptions } from './jwt.authenticator';
 import { JwtRejected, type JwtRejectionReason } from './jwt.errors';
 import { validateOidcIssuer, type OidcIssuer } from './oidc-issuer';
@@ -177,16 +177,25 @@ describe('JwtAuthenticator against a JWKS served over HTTP', () => {
   });
 
   it('rejects a key under another kid; made-up kids refetch at most once per cooldown', async () => {
-    const fresh = loopbackAuthenticator();
-    await fresh.verify(await mintToken(keyA, claims()), [issuerA]);
-    const before = idpA.requests;
-    await new Promise((resolve) => setTimeout(resolve, 1_100));
-    const strangers = await Promise.all(Array.from({ length: 10 }, () => testSigningKey('ES256')));
-    const reasons = await Promise.all(
-      strangers.map(async (key) => rejection(fresh, await mintToken(key, claims()), [issuerA])),
-    );
-    expect(new Set(reasons)).toStrictEqual(new Set(['bad-signature']));
-    expect(idpA.requests - before).toBe(1);
+    // The cooldown (1 s) counts from `Date.now()`: on a clock of the test's own, all the made-up kids come
+    // within one cooldown however long they take (timers and sockets stay real).
+    vi.useFakeTimers({ toFake: ['Date'] });
+    try {
+      const fresh = loopbackAuthenticator();
+      await fresh.verify(await mintToken(keyA, claims()), [issuerA]);
+      const before = idpA.requests;
+      vi.advanceTimersByTime(1_000);
+      const strangers = await Promise.all(
+        Array.from({ length: 10 }, () => testSigningKey('ES256')),
+      );
+      const reasons = await Promise.all(
+        strangers.map(async (key) => rejection(fresh, await mintToken(key, claims()), [issuerA])),
+      );
+      expect(new Set(reasons)).toStrictEqual(new Set(['bad-signature']));
+      expect(idpA.requests - before).toBe(1);
+    } finally {
+      vi.useRealTimers();
+    }
   });
 
   it('rejects an unsigned token (alg "none")', async () => {
