@@ -17,8 +17,11 @@ const OPERATION_DEADLINE_MS = 90_000;
 export interface Endpoints {
   /** Base URLs of the ready replicas of a Service (round-robin is the client's). */
   ready(service: 'ingress' | 'admin'): string[];
-  /** Whether the replica at `baseUrl` was SIGKILLed around `at` (an error there is the kill's). */
-  killedAround(baseUrl: string, at: number): boolean;
+  /**
+   * Whether the replica at `baseUrl` was SIGKILLed, or not yet serving again, at some moment from `sentAt`
+   * to `failedAt` (an attempt in flight then that failed without an answer failed because of the kill).
+   */
+  killedAround(baseUrl: string, sentAt: number, failedAt: number): boolean;
 }
 
 /** Something a client saw go wrong; `allowed` when the rules count it as retryable. */
@@ -196,6 +199,7 @@ export class DrillLoad {
     if (!base) {
       return noEndpoint();
     }
+    const sentAt = Date.now();
     try {
       const response = await fetch(`${base}/agents/${this.options.tenant}/${agent}/jsonrpc`, {
         method: 'POST',
@@ -210,7 +214,7 @@ export class DrillLoad {
       const reason = body.error?.data?.find((d) => d.reason)?.reason ?? 'no reason';
       return httpFailure(response, `JSON-RPC ${body.error?.code ?? '?'} ${reason}`);
     } catch (error) {
-      return this.networkFailure(base, error);
+      return this.networkFailure(base, sentAt, error);
     }
   }
 
@@ -223,8 +227,11 @@ export class DrillLoad {
     };
   }
 
-  /** A failure without an HTTP answer; judged by whether its replica had just been killed. */
-  private networkFailure<T>(base: string, error: unknown): Attempt<T> {
+  /**
+   * A failure without an HTTP answer of an attempt sent at `sentAt`; judged by whether its replica was
+   * killed meanwhile.
+   */
+  private networkFailure<T>(base: string, sentAt: number, error: unknown): Attempt<T> {
     const name = (error as { name?: string }).name;
     if (name === 'TimeoutError' || name === 'AbortError') {
       return {
@@ -236,7 +243,7 @@ export class DrillLoad {
       };
     }
     const code = (error as { cause?: { code?: string } }).cause?.code ?? 'connection error';
-    const killed = this.endpoints.killedAround(base, Date.now());
+    const killed = this.endpoints.killedAround(base, sentAt, Date.now());
     return {
       ok: false,
       kind: killed ? `${code} from a killed replica` : `${code} from a live replica`,
@@ -417,7 +424,7 @@ export class DrillLoad {
         }
       }
     } catch (error) {
-      const failure = this.networkFailure<never>(base, error);
+      const failure = this.networkFailure<never>(base, at, error);
       if (failure.ok) {
         throw new Error('unreachable');
       }
@@ -433,6 +440,7 @@ export class DrillLoad {
         if (!base) {
           return noEndpoint();
         }
+        const sentAt = Date.now();
         try {
           const response = await fetch(`${base}/admin/v1/tenants/${this.options.tenant}`, {
             headers: { Authorization: `Bearer ${this.options.adminToken}` },
@@ -444,7 +452,7 @@ export class DrillLoad {
             ? { ok: true as const, value: text }
             : httpFailure(response, `admin ${text.slice(0, 120)}`);
         } catch (error) {
-          return this.networkFailure(base, error);
+          return this.networkFailure(base, sentAt, error);
         }
       });
       await sleep(500);

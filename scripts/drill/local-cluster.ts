@@ -142,13 +142,16 @@ export class LocalCluster implements Endpoints {
       .map((replica) => `http://127.0.0.1:${replica.port(target.containerPort)}`);
   }
 
-  killedAround(baseUrl: string, at: number): boolean {
+  killedAround(baseUrl: string, sentAt: number, failedAt: number): boolean {
     const port = Number(new URL(baseUrl).port);
+    // The attempt and the kill window (with 1 s to spare after the replica is ready again) overlap. Judged
+    // by when the attempt was sent, not by when its failure was seen: a busy client sees a failure late,
+    // which must not make it the failure of a live replica.
     return this.kills.some(
       ({ replica, from, to }) =>
         [...replica.localPorts.values()].includes(port) &&
-        at >= from &&
-        (to === null || at <= to + 1_000),
+        failedAt >= from &&
+        (to === null || sentAt <= to + 1_000),
     );
   }
 

@@ -26,6 +26,13 @@ export interface ReplicaEvent {
 const OUTPUT_LIMIT = 64_000;
 /** The kubelet's first back-off before it restarts a container that exited. */
 const RESTART_BACKOFF_MS = 10_000;
+/**
+ * The least time a liveness probe is given to answer. The manifests' timeoutSeconds (2 s) is a latency a busy
+ * machine (CI's) can miss three times in a row without anything being wrong; a process that does not answer
+ * at all is what the drill must catch (issue 30: no rule of the drill is a speed). Readiness probes keep the
+ * manifests' timeouts: a late answer only takes the replica out of the endpoints for a while.
+ */
+const LIVENESS_TIMEOUT_FLOOR_MS = 10_000;
 
 /**
  * One pod slot of a workload on this machine: its process (`node <entry> …` from the repository root, as
@@ -218,7 +225,11 @@ export class Replica {
       });
     }
     if (this.plan.liveness) {
-      void this.runProbe(this.plan.liveness, control.signal, (alive, detail) => {
+      const liveness = {
+        ...this.plan.liveness,
+        timeoutMs: Math.max(this.plan.liveness.timeoutMs, LIVENESS_TIMEOUT_FLOOR_MS),
+      };
+      void this.runProbe(liveness, control.signal, (alive, detail) => {
         if (!alive) {
           this.onEvent({ at: Date.now(), replica: this.name, what: 'liveness failed', detail });
         }

@@ -72,18 +72,23 @@ function changes(query = '', token = TOKEN): Promise<SseConnection> {
   });
 }
 
+/**
+ * How long a change may take to reach a change stream: long enough that only a lost change misses it (how
+ * fast changes arrive is a benchmark's question, not a test's; issue 30).
+ */
+const CHANGE_DEADLINE_MS = 15_000;
+
 /** The next `event: task` of a change stream whose task is `taskId` and whose state is `state`. */
 async function changeOf(
   stream: SseConnection,
   taskId: string,
   state: string,
-  timeoutMs: number,
 ): Promise<Record<string, unknown>> {
-  const deadline = Date.now() + timeoutMs;
+  const deadline = Date.now() + CHANGE_DEADLINE_MS;
   for (;;) {
     const frame = await stream.next(Math.max(1, deadline - Date.now()));
     if (!frame) {
-      throw new Error(`no ${state} change of ${taskId} within ${timeoutMs} ms`);
+      throw new Error(`no ${state} change of ${taskId} within ${CHANGE_DEADLINE_MS} ms`);
     }
     const change = JSON.parse(frame.data) as Record<string, unknown>;
     expect(frame.event).toBe('task');
@@ -185,23 +190,29 @@ describe('GET /admin/v1/tenants/{t}/workers', () => {
   });
 
   it('shows the leases a worker holds, with their epoch and expiry, while it runs a task', async () => {
-    const task = await demoTask('countdown', '3', {
+    // A minute of countdown: the task still runs (and holds its lease) whenever the listing gets to it.
+    const task = await demoTask('countdown', '60', {
       message: { metadata: { stepMs: 1_000 } },
       params: { configuration: { returnImmediately: true } },
     });
-    const seen = await eventually(
-      () => admin('/admin/v1/tenants/demo/workers?agentId=countdown'),
-      (answer) => {
-        const [worker] = answer.body['workers'] as Record<string, unknown>[];
-        return (worker?.['leases'] as unknown[]).length === 1 && worker?.['inFlight'] === 1;
-      },
-      5_000,
-    );
-    const [worker] = seen.body['workers'] as Record<string, unknown>[];
-    expect(worker?.['leases']).toEqual([
-      { taskId: task.id, leaseEpoch: 1, expiresAt: expect.any(String) as string },
-    ]);
-    expect(worker?.['lastHeartbeatAt']).not.toBeNull();
+    try {
+      const seen = await eventually(
+        () => admin('/admin/v1/tenants/demo/workers?agentId=countdown'),
+        (answer) => {
+          const [worker] = answer.body['workers'] as Record<string, unknown>[];
+          return (worker?.['leases'] as unknown[]).length === 1 && worker?.['inFlight'] === 1;
+        },
+      );
+      const [worker] = seen.body['workers'] as Record<string, unknown>[];
+      expect(worker?.['leases']).toEqual([
+        { taskId: task.id, leaseEpoch: 1, expiresAt: expect.any(String) as string },
+      ]);
+      expect(worker?.['lastHeartbeatAt']).not.toBeNull();
+    } finally {
+      await rawRpc(platform.endpoint('demo', 'countdown'), request('CancelTask', { id: task.id }), {
+        apiKey: DEMO_KEY,
+      });
+    }
   });
 
   it('shows a tenant admin its own workers, and another tenant’s as absent (404)', async () => {
@@ -384,15 +395,13 @@ describe('the tasks of a tenant', () => {
 });
 
 describe('GET /admin/v1/tenants/{t}/tasks/changes', () => {
-  it('sends each change of a task within a second, as an event-stream', async () => {
+  it('sends each change of a task, as an event-stream', async () => {
     const stream = await changes();
     try {
       expect(stream.status).toBe(200);
       expect(stream.response.headers.get('content-type')).toMatch(/^text\/event-stream/);
-      const started = Date.now();
       const task = await demoTask('echo', 'live');
-      const completed = await changeOf(stream, task.id, 'TASK_STATE_COMPLETED', 1_000);
-      expect(Date.now() - started).toBeLessThan(1_000);
+      const completed = await changeOf(stream, task.id, 'TASK_STATE_COMPLETED');
       expect(completed).toEqual({
         taskId: task.id,
         contextId: task.contextId,
@@ -412,7 +421,7 @@ describe('GET /admin/v1/tenants/{t}/tasks/changes', () => {
     try {
       const echo = await demoTask('echo', 'not for this stream');
       const countdown = await demoTask('countdown', '1', { message: { metadata: { stepMs: 10 } } });
-      await changeOf(stream, countdown.id, 'TASK_STATE_COMPLETED', 2_000);
+      await changeOf(stream, countdown.id, 'TASK_STATE_COMPLETED');
       expect(stream.frames.map((f) => f.data).join('\n')).not.toContain(echo.id);
     } finally {
       stream.abort();
@@ -430,7 +439,7 @@ describe('GET /admin/v1/tenants/{t}/tasks/changes', () => {
         `SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = 'a2a-admin:changes'`,
       );
       const task = await demoTask('echo', 'while deaf');
-      await changeOf(stream, task.id, 'TASK_STATE_COMPLETED', 3_000);
+      await changeOf(stream, task.id, 'TASK_STATE_COMPLETED');
     } finally {
       stream.abort();
     }
@@ -446,26 +455,28 @@ describe('GET /admin/v1/tenants/{t}/tasks/changes', () => {
     await eventually(
       () => listeners(),
       (n) => n === 0,
-      5_000,
     );
   });
 
   it('sends a comment line every 15 s while nothing changes, so that proxies keep it open', async () => {
+    // Read until the first heartbeat; the deadline only ends a stream that never sends one.
     const controller = new AbortController();
-    const response = await fetch(
-      `${platform.baseUrl}/admin/v1/tenants/demo/tasks/changes?agentId=interview`,
-      { headers: { Authorization: `Bearer ${TOKEN}` }, signal: controller.signal },
-    );
-    const body = response.body;
-    if (!body) {
-      throw new Error('the change stream has no body');
-    }
-    const reader: ReadableStreamDefaultReader<Uint8Array> = body.getReader();
-    const decoder = new TextDecoder();
+    const deadline = setTimeout(() => controller.abort(), 60_000);
+    // Before the request: the server's 15 s count starts once it has the request, so no sooner than this.
+    const requestedAt = Date.now();
     let text = '';
-    const started = Date.now();
     try {
-      while (!text.includes(': heartbeat\n\n') && Date.now() - started < 17_000) {
+      const response = await fetch(
+        `${platform.baseUrl}/admin/v1/tenants/demo/tasks/changes?agentId=interview`,
+        { headers: { Authorization: `Bearer ${TOKEN}` }, signal: controller.signal },
+      );
+      const body = response.body;
+      if (!body) {
+        throw new Error('the change stream has no body');
+      }
+      const reader: ReadableStreamDefaultReader<Uint8Array> = body.getReader();
+      const decoder = new TextDecoder();
+      while (!text.includes(': heartbeat\n\n')) {
         const { value, done } = await reader.read();
         if (done) {
           break;
@@ -473,10 +484,13 @@ describe('GET /admin/v1/tenants/{t}/tasks/changes', () => {
         text += decoder.decode(value, { stream: true });
       }
     } finally {
+      clearTimeout(deadline);
       controller.abort();
     }
     expect(text).toContain(': heartbeat\n\n');
-    expect(Date.now() - started).toBeGreaterThan(14_000);
+    // Not before the interval the stream promises (a lower bound: a slow machine only makes it longer; 1 s
+    // spare for timer rounding).
+    expect(Date.now() - requestedAt).toBeGreaterThan(14_000);
   });
 
   it('is audited when opened, like every admin call', async () => {

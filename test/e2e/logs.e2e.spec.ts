@@ -59,16 +59,20 @@ function sendMessage(headers: Record<string, string>, text: string): Promise<Res
   });
 }
 
-/** The processes' output as entries, once a line matching `until` was written. */
+/**
+ * The processes' output as entries, once a line matching `until` was written (or after 15 s: then the
+ * test's own expectation names what is missing).
+ */
 async function entries(until: (entry: Record<string, unknown>) => boolean) {
-  for (let tries = 0; ; tries++) {
+  const deadline = Date.now() + 15_000;
+  for (;;) {
     const output = platform.log;
     // The kept output is a tail: its first line may be cut.
     const lines = output.split('\n').slice(output.length >= 64_000 ? 1 : 0);
     const parsed = lines
       .filter((line) => line !== '')
       .map((line) => JSON.parse(line) as Record<string, unknown>);
-    if (parsed.some(until) || tries > 50) {
+    if (parsed.some(until) || Date.now() > deadline) {
       return { output, parsed };
     }
     await new Promise((resolve) => setTimeout(resolve, 100));

@@ -30,7 +30,7 @@ import {
 
 const API_KEY = 'replicas-key';
 const workerSecret = (agent: string): string => `replicas-worker-secret:${agent}`;
-/** Long enough that a CANCELED seen within seconds can only come from the worker, not from the deadline. */
+/** Long enough that the worker, not the deadline, ends a canceled task (the tests check which one did). */
 const CANCEL_GRACE_MS = 30_000;
 
 let db: TestDatabase | undefined;
@@ -134,36 +134,35 @@ describe('two task-service replicas: ingress → A only, workers → B only', ()
   it('§10.8: CancelTask through A reaches the countdown worker on B and returns CANCELED', async () => {
     const started = asTask(
       await countdown.client.sendMessage(
-        sendRequest(rawUserMessage('50', { metadata: { stepMs: 200 } }), {
+        sendRequest(rawUserMessage('100', { metadata: { stepMs: 300 } }), {
           returnImmediately: true,
         }),
       ),
     );
+    // Thirty seconds of countdown: still running when the cancel comes, however late the poll sees step 2.
     await eventually(
       () => countdown.client.getTask(GetTaskRequest.fromJSON({ id: started.id })),
       (t) =>
         stateOf(t) === TaskState.TASK_STATE_WORKING &&
-        /^step [2-9]\/50$/.test(textOf(t.status?.message?.parts)),
+        Number(/^step (\d+)\/100$/.exec(textOf(t.status?.message?.parts))?.[1] ?? 0) >= 2,
     );
-    const requestedAt = Date.now();
     const canceled = await countdown.client.cancelTask(
       CancelTaskRequest.fromJSON({ id: started.id }),
     );
-    const tookMs = Date.now() - requestedAt;
     expect(stateName(canceled)).toBe('TASK_STATE_CANCELED');
-    // Well before the cancel deadline: the worker itself confirmed, so the cancel notice crossed replicas.
-    expect(tookMs).toBeLessThan(CANCEL_GRACE_MS / 3);
     const { events, leaseGrantedBy, statusReporters } = await provenance(started.id);
     expect(leaseGrantedBy).toStrictEqual(['replica-b']);
     const cancelRequested = events.find((e) => e.event_type === 'TaskCancelRequested');
     expect(cancelRequested?.metadata.actor.kind).toBe('caller');
+    // CANCELED from the worker itself (the deadline's would be the lease sweeper's, a `system` actor): the
+    // cancel notice crossed replicas.
     expect(statusReporters[statusReporters.length - 1]).toStrictEqual({
       state: 'TASK_STATE_CANCELED',
       actor: 'agent-worker',
     });
     const read = await countdown.client.getTask(GetTaskRequest.fromJSON({ id: started.id }));
     expect(stateName(read)).toBe('TASK_STATE_CANCELED');
-    expect(read.artifacts[0]?.parts.length ?? 0).toBeLessThan(50);
+    expect(read.artifacts[0]?.parts.length ?? 0).toBeLessThan(100);
   });
 
   it('every task stream is gap-free under concurrent writes from both replicas, and events.streams agrees with the log', async () => {

@@ -188,7 +188,8 @@ describe('the trace of one SendMessage', () => {
     await platform.db.pool.query(capped, [1]);
     try {
       const traceId = randomBytes(16).toString('hex');
-      // The cap reaches the task-service within a second; until then a task may still be leased on acceptance.
+      // Until the cap reaches the task-service, a task may still be leased on acceptance: send until the
+      // dispatcher leases one.
       const grant = await eventually(
         async () => {
           const reply = await rawRpc(
@@ -200,7 +201,7 @@ describe('the trace of one SendMessage', () => {
           return events.find((event) => event.event_type === 'TaskLeaseGranted');
         },
         (found) => found?.metadata.binding === 'dispatcher',
-        5_000,
+        15_000,
         100,
       );
       expect((grant?.metadata as { traceparent?: string }).traceparent).toMatch(

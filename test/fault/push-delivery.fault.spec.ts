@@ -32,6 +32,37 @@ import { RedisServer } from './support/redis-server';
 /** Deliveries per echo task: the task snapshot, WORKING, the artifact, COMPLETED. */
 const PER_TASK = 4;
 const CLAIM_TIMEOUT_MS = 3_000;
+/** A response timeout no attempt reaches within a test (longer than the fault tier's per-test timeout). */
+const NEVER_ANSWERED_MS = 600_000;
+
+/** A webhook destination that accepts connections and never answers (nor closes them) until closed. */
+class SilentServer {
+  private readonly sockets = new Set<Socket>();
+
+  private constructor(private readonly server: Server) {
+    server.on('connection', (socket) => this.sockets.add(socket));
+  }
+
+  static async start(): Promise<SilentServer> {
+    const silent = new SilentServer(createServer());
+    await new Promise<void>((resolve) => silent.server.listen(0, '127.0.0.1', resolve));
+    return silent;
+  }
+
+  /** Connections accepted so far and not destroyed. */
+  get connections(): number {
+    return [...this.sockets].filter((socket) => !socket.destroyed).length;
+  }
+
+  url(path: string): string {
+    return `http://127.0.0.1:${(this.server.address() as { port: number }).port}${path}`;
+  }
+
+  async close(): Promise<void> {
+    this.sockets.forEach((socket) => socket.destroy());
+    await new Promise<void>((resolve) => this.server.close(() => resolve()));
+  }
+}
 
 let db: TestDatabase;
 let broker: KafkaBroker;
@@ -277,7 +308,7 @@ describe('webhook delivery under faults', () => {
     expect(await unsettled(tasks)).toBe(0);
   });
 
-  it('a destination that accepts and never answers dead-letters on schedule without slowing a healthy receiver', async () => {
+  it('a destination that accepts and never answers dead-letters on schedule, and a healthy receiver beside it gets everything', async () => {
     await stopDispatchers();
     await startDispatcher({
       PUSH_RESPONSE_TIMEOUT_MS: '1000',
@@ -285,18 +316,15 @@ describe('webhook delivery under faults', () => {
       PUSH_BACKOFF_BASE_MS: '100',
       PUSH_BACKOFF_CAP_MS: '200',
     });
-    const sockets = new Set<Socket>();
-    const silent: Server = createServer((socket) => sockets.add(socket));
-    await new Promise<void>((resolve) => silent.listen(0, '127.0.0.1', resolve));
-    const silentPort = (silent.address() as { port: number }).port;
+    const silent = await SilentServer.start();
     try {
       receiver.answering = () => 200;
       const started = Date.now();
       const [stuck, healthy] = await Promise.all([
-        echoTasks(3, `http://127.0.0.1:${silentPort}/never`, 3),
+        echoTasks(3, silent.url('/never'), 3),
         echoTasks(20, receiver.url('/healthy'), 4),
       ]);
-      await expectAllDelivered('healthy beside a silent destination', healthy, 20_000);
+      await expectAllDelivered('healthy beside a silent destination', healthy, 60_000);
       const healthyMs = Date.now() - started;
       // Three attempts of 1 s each plus short backoffs per delivery; the lane's four events one after another.
       const dead = async () =>
@@ -317,10 +345,43 @@ describe('webhook delivery under faults', () => {
           `${healthyMs} ms; the ${stuck.length * PER_TASK} silent deliveries were dead after ${deadMs} ms`,
       );
       expect(await dead()).toBe(stuck.length * PER_TASK);
-      expect(healthyMs).toBeLessThan(10_000);
     } finally {
-      sockets.forEach((socket) => socket.destroy());
-      await new Promise<void>((resolve) => silent.close(() => resolve()));
+      await silent.close();
+    }
+  });
+
+  it('a destination that never answers holds up only its own deliveries: a healthy receiver gets every one meanwhile', async () => {
+    // The silent destination's first attempts hang for longer than this test waits: a healthy delivery that
+    // had to wait for one of them could not arrive in time.
+    await stopDispatchers();
+    await startDispatcher({
+      PUSH_RESPONSE_TIMEOUT_MS: String(NEVER_ANSWERED_MS),
+      PUSH_CLAIM_TIMEOUT_MS: String(2 * NEVER_ANSWERED_MS),
+    });
+    const silent = await SilentServer.start();
+    try {
+      receiver.answering = () => 200;
+      const stuck = await echoTasks(3, silent.url('/hang'), 3);
+      // Each silent lane's first delivery is being attempted, and hangs.
+      const attempted = Date.now() + 60_000;
+      while (silent.connections < stuck.length) {
+        if (Date.now() > attempted) {
+          throw new Error(`${silent.connections} of ${stuck.length} silent deliveries attempted`);
+        }
+        await sleep(50);
+      }
+      const healthy = await echoTasks(20, receiver.url('/beside-hanging'), 4);
+      await expectAllDelivered('healthy beside hanging deliveries', healthy, 60_000);
+      // The silent deliveries are still on their first attempt: none answered, none settled.
+      const settled = await checks.query<{ n: number }>(
+        `SELECT count(*)::int AS n FROM ops.push_deliveries
+          WHERE task_id = ANY($1::text[]) AND state IN ('delivered', 'dead')`,
+        [stuck],
+      );
+      expect(settled.rows[0]?.n).toBe(0);
+      expect(silent.connections).toBeGreaterThanOrEqual(stuck.length);
+    } finally {
+      await silent.close();
     }
   });
 });

@@ -42,7 +42,7 @@ const UNCONFIGURED_AGENT = 'unconfigured';
 const RESUMABLE_STREAMS = 'https://a2a-platform.dev/extensions/resumable-streams/v1';
 /** A second tenant with an echo agent of its own (no worker), for the cross-tenant rows. */
 const ACME_KEY = `acme-key-${randomUUID()}`;
-/** Long enough that a CANCELED seen within seconds can only come from the worker, not the deadline. */
+/** Long enough that the worker, not the deadline, ends a canceled task (the test checks which one did). */
 const CANCEL_GRACE_MS = 20_000;
 
 /** How each binding reports an error (spec digest §7.4, §8.3, §8b, §9.1 v1.0.1 column). */
@@ -950,10 +950,12 @@ describe.each(BINDINGS)('%s binding', (binding) => {
     it('a WORKING countdown → CANCELED at once, from the worker; it makes no further progress; cancelling it again → TASK_NOT_CANCELABLE', async () => {
       const countdownAgent = { agent: 'countdown' };
       const stepMs = 300;
+      // Thirty seconds of countdown: still running when the cancel comes, however late the poll sees step 2.
+      const steps = 100;
       const started = taskOf(
         await call(
           'SendMessage',
-          { message: countdown(20, stepMs), configuration: { returnImmediately: true } },
+          { message: countdown(steps, stepMs), configuration: { returnImmediately: true } },
           countdownAgent,
         ),
       );
@@ -961,20 +963,26 @@ describe.each(BINDINGS)('%s binding', (binding) => {
         async () => ok<WireTask>(await call('GetTask', { id: started.id }, countdownAgent)),
         (t) =>
           t.status.state === 'TASK_STATE_WORKING' &&
-          /^step [2-9]\/20$/.test(t.status.message?.parts[0]?.text ?? ''),
+          Number(/^step (\d+)\//.exec(t.status.message?.parts[0]?.text ?? '')?.[1] ?? 0) >= 2,
       );
       expect(working.artifacts?.[0]?.artifactId).toBe('countdown');
-      const canceledAt = Date.now();
       const canceled = ok<WireTask>(await call('CancelTask', { id: started.id }, countdownAgent));
-      expect(Date.now() - canceledAt).toBeLessThan(CANCEL_GRACE_MS / 2);
       expect(canceled.id).toBe(started.id);
       expect(canceled.status.state).toBe('TASK_STATE_CANCELED');
-      const logged = (await taskEvents(platform.db.pool, 'demo', started.id)).length;
+      const log = await taskEvents(platform.db.pool, 'demo', started.id);
+      // CANCELED by the worker, not by the deadline (which the lease sweeper, a `system` actor, enforces).
+      const ended = log.filter(
+        (e) =>
+          e.event_type === 'TaskStatusUpdated' &&
+          (e.data['status'] as { state: string }).state === 'TASK_STATE_CANCELED',
+      );
+      expect(ended.map((e) => e.metadata.actor.kind)).toStrictEqual(['agent-worker']);
+      const logged = log.length;
       await new Promise((resolve) => setTimeout(resolve, 3 * stepMs));
       expect(await taskEvents(platform.db.pool, 'demo', started.id)).toHaveLength(logged);
       const later = ok<WireTask>(await call('GetTask', { id: started.id }, countdownAgent));
       expect(later.status.state).toBe('TASK_STATE_CANCELED');
-      expect(later.artifacts?.[0]?.parts.length ?? 0).toBeLessThan(20);
+      expect(later.artifacts?.[0]?.parts.length ?? 0).toBeLessThan(steps);
       expectError(
         await call('CancelTask', { id: started.id }, countdownAgent),
         binding,

@@ -12,7 +12,7 @@ import type { Pool } from 'pg';
 import { createTopic, deleteTopic } from '../../../apps/relay/test/support/topic';
 
 /** The lease settings of the platform under test: the defaults (libs/config), so faults meet real timing. */
-export const LEASE_TTL_MS = 10_000;
+const LEASE_TTL_MS = 10_000;
 
 /**
  * The whole platform (`npm start`: ingress, task-service, relay and the example workers as child

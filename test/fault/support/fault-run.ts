@@ -8,7 +8,7 @@ import {
 import { streamsWithGaps } from '../../e2e/support/platform';
 import { streamedGenerations } from '../../e2e/support/sse';
 import { ClientLoad, type FailedAttempt } from './client-load';
-import { LEASE_TTL_MS, type FaultPlatform } from './fault-platform';
+import type { FaultPlatform } from './fault-platform';
 import { followStream, type FollowedStream } from './stream-follower';
 
 const TENANT = 'demo';
@@ -23,8 +23,13 @@ const TERMINAL = [
 /** The load's tasks: two countdown steps of 200 ms. */
 const LOAD_TASK = { text: '2', metadata: { stepMs: 200 } };
 /** The streamed tasks: twelve steps of 500 ms, long enough to be in the middle of their work at the fault. */
-const STREAM_TASK = { text: '12', metadata: { stepMs: 500 }, workMs: 6_000 };
+const STREAM_TASK = { text: '12', metadata: { stepMs: 500 } };
 const STREAMS = 4;
+/**
+ * How long after the dependency's return the tasks may take to end: only a task that never ends misses it.
+ * How soon they end is printed, not asserted (a benchmark's question; issue 30).
+ */
+const TERMINAL_WAIT_MS = 120_000;
 
 /** When a fault began and when its dependency was back (epoch ms). */
 export interface InjectedFault {
@@ -60,7 +65,6 @@ export interface FaultReport {
   slowestFailureMs: number;
   firstSuccessAfterReturnMs: number | null;
   allTerminalAfterReturnMs: number | null;
-  terminalDeadlineMs: number;
   states: Record<string, number>;
   /** Tasks with other than exactly one terminal status event. */
   endedTwiceOrNever: string[];
@@ -116,11 +120,7 @@ export async function runFault(options: FaultRunOptions): Promise<FaultReport> {
   await load.stop(120_000);
   const streams = await Promise.all(followers);
 
-  const terminalDeadlineMs = LEASE_TTL_MS + 10_000 + STREAM_TASK.workMs;
-  const allTerminalAt = await waitAllTerminal(
-    platform,
-    fault.returnedAt + terminalDeadlineMs + 30_000,
-  );
+  const allTerminalAt = await waitAllTerminal(platform, fault.returnedAt + TERMINAL_WAIT_MS);
   const tasks = await platform.checks.query<{ task_id: string; state: string; context_id: string }>(
     `SELECT task_id, state, context_id FROM read.task_view WHERE tenant_id = $1 AND agent_id = $2`,
     [TENANT, AGENT],
@@ -186,7 +186,6 @@ export async function runFault(options: FaultRunOptions): Promise<FaultReport> {
     slowestFailureMs: Math.max(0, ...failures.map((f) => f.latencyMs)),
     firstSuccessAfterReturnMs: firstSuccess === null ? null : firstSuccess - fault.returnedAt,
     allTerminalAfterReturnMs: allTerminalAt === null ? null : allTerminalAt - fault.returnedAt,
-    terminalDeadlineMs,
     states,
     endedTwiceOrNever: endings.rows
       .filter((r) => Number(r.endings) !== 1)
@@ -236,9 +235,6 @@ function expectRecovered(report: FaultReport, leasesMayExpire: boolean): void {
   );
   expect(report.tasksInStore, 'no task was created twice').toBe(report.messages + STREAMS);
   expect(report.allTerminalAfterReturnMs, 'every task ended').not.toBeNull();
-  expect(report.allTerminalAfterReturnMs ?? Infinity).toBeLessThanOrEqual(
-    report.terminalDeadlineMs,
-  );
   expect(report.states, 'every task completed').toEqual({
     TASK_STATE_COMPLETED: report.tasksInStore,
   });
@@ -266,7 +262,7 @@ function printReport(report: FaultReport): void {
       `[fault] ${report.label}`,
       `  outage ${report.outageMs} ms; clients sent ${report.messages} messages, ${report.acknowledged} acknowledged (${report.acknowledgedTasks} tasks)`,
       `  failed attempts by kind: ${JSON.stringify(report.failuresByKind)}; unexpected ${report.unexpectedFailures.length}; slowest failed attempt ${report.slowestFailureMs} ms`,
-      `  first success ${report.firstSuccessAfterReturnMs ?? 'never'} ms after the return; all tasks terminal ${report.allTerminalAfterReturnMs ?? 'never'} ms after it (allowed ${report.terminalDeadlineMs})`,
+      `  first success ${report.firstSuccessAfterReturnMs ?? 'never'} ms after the return; all tasks terminal ${report.allTerminalAfterReturnMs ?? `not within ${TERMINAL_WAIT_MS}`} ms after it`,
       `  tasks ${report.tasksInStore}: ${JSON.stringify(report.states)}; ended other than once: ${report.endedTwiceOrNever.length}; lease expiries ${report.leaseExpiries}`,
       `  streams ${report.streams.length}: ${report.streams.filter((s) => s.completed).length} followed to the end, ${interruptions} interruptions (${[...new Set(report.streams.flatMap((s) => s.interruptions))].join('; ') || 'none'}), ${refused} refused reopens, gaps ${report.streamGaps.length}`,
       `  event version gaps ${report.versionGaps.length}; Kafka: ${report.kafka.summary.split('\n').join('; ')}`,
