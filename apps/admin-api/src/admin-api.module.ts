@@ -11,6 +11,7 @@ import { createPool, pingPostgres } from '@lib/event-store';
 import { lifecycle, ObservabilityModule, OpsModule, OpsRegistrations } from '@lib/observability';
 import { PushDeliveryStore } from '@lib/push';
 import { AgentStore, CredentialStore, IssuerStore, quotaRedis, TenantStore } from '@lib/tenancy';
+import { UpstreamStore } from '@lib/upstream';
 import {
   Inject,
   Logger,
@@ -44,6 +45,8 @@ import { TasksController } from './tasks.controller';
 import { TenantUsageReader } from './tenant-usage';
 import { TenantsController } from './tenants.controller';
 import { ADMIN_CONFIG, ADMIN_PG_POOL, ADMIN_REDIS } from './tokens';
+import { UpstreamImporter } from './upstream-importer';
+import { UpstreamsController } from './upstreams.controller';
 import { WhoAmIController } from './whoami.controller';
 import { WorkersController } from './workers.controller';
 
@@ -60,6 +63,7 @@ export function adminApiConfigFromEnv(): AdminApiConfig {
 export const ADMIN_CONTROLLERS = [
   TenantsController,
   AgentsController,
+  UpstreamsController,
   ApiKeysController,
   WorkerCredentialsController,
   AdminKeysController,
@@ -172,6 +176,12 @@ export class AdminApiModule implements NestModule {
           provide: PushDeliveryStore,
           useFactory: (pool: Pool) => new PushDeliveryStore(pool),
           inject: [ADMIN_PG_POOL],
+        },
+        {
+          provide: UpstreamImporter,
+          useFactory: (pool: Pool, agents: AgentStore, credentials: CredentialStore) =>
+            new UpstreamImporter(config, agents, credentials, new UpstreamStore(pool)),
+          inject: [ADMIN_PG_POOL, AgentStore, CredentialStore],
         },
         PushLanes,
         TaskAdminStore,

@@ -11,6 +11,10 @@ const USAGE = `usage: npm run admin -- <command> [arguments] [options]
   tenants usage <tenant>            requests this second and active tasks, beside the quotas
   agents put <tenant> <agent> --file <definition.json>
   agents list <tenant> | get <tenant> <agent> | delete <tenant> <agent>
+  agents import <tenant> <agent> --card-url <URL> [--header "Name: value"]… [--binding JSONRPC|HTTP+JSON|GRPC]
+                                    hosts an existing A2A server (docs/upstream.md); again to change it
+  agents sync <tenant> <agent>      reads an imported agent's card again
+  agents upstream <tenant> <agent>  where an imported agent forwards to (header names only)
   keys issue <tenant> --principal <id> [--scopes a,b,…] [--label <text>] [--expires <RFC 3339>]
   keys list <tenant> | revoke <tenant> <key id>
   workers issue <tenant> <agent> [--label <text>]
@@ -33,7 +37,7 @@ interface Call {
   body?: unknown;
 }
 
-type Options = Partial<Record<string, string>>;
+type Options = Partial<Record<string, string>> & { header?: string[] };
 
 const OPTIONS = [
   'name',
@@ -53,6 +57,8 @@ const OPTIONS = [
   'cursor',
   'task',
   'state',
+  'card-url',
+  'binding',
 ] as const;
 
 const segment = (value: string | undefined): string => {
@@ -63,6 +69,23 @@ const segment = (value: string | undefined): string => {
 };
 
 class UsageError extends Error {}
+
+function usage(): never {
+  throw new UsageError();
+}
+
+/** `--header "Name: value"` options as an object; a header without a colon is a usage error. */
+function headersOf(lines: readonly string[]): Record<string, string> {
+  return Object.fromEntries(
+    lines.map((line) => {
+      const colon = line.indexOf(':');
+      if (colon <= 0) {
+        throw new UsageError();
+      }
+      return [line.slice(0, colon).trim(), line.slice(colon + 1).trim()];
+    }),
+  );
+}
 
 /** A quota option: a positive integer, or `none` for the platform default. */
 function quota(value: string | undefined): number | null | undefined {
@@ -149,6 +172,20 @@ function callOf(positionals: readonly string[], options: Options): Call {
         body: JSON.parse(readFileSync(file, 'utf8')) as unknown,
       };
     }
+    case 'agents import':
+      return {
+        method: 'POST',
+        path: `${t()}/agents/${segment(b)}/import`,
+        body: {
+          cardUrl: options['card-url'] ?? usage(),
+          ...(options.header ? { headers: headersOf(options.header) } : {}),
+          ...(options['binding'] !== undefined ? { binding: options['binding'] } : {}),
+        },
+      };
+    case 'agents sync':
+      return { method: 'POST', path: `${t()}/agents/${segment(b)}/sync` };
+    case 'agents upstream':
+      return { method: 'GET', path: `${t()}/agents/${segment(b)}/upstream` };
     case 'agents list':
       return { method: 'GET', path: `${t()}/agents` };
     case 'agents get':
@@ -204,7 +241,10 @@ async function main(args: string[]): Promise<number> {
     const { values, positionals } = parseArgs({
       args,
       allowPositionals: true,
-      options: Object.fromEntries(OPTIONS.map((name) => [name, { type: 'string' as const }])),
+      options: {
+        ...Object.fromEntries(OPTIONS.map((name) => [name, { type: 'string' as const }])),
+        header: { type: 'string', multiple: true },
+      },
     });
     call = callOf(positionals, values as Options);
   } catch (error) {

@@ -236,6 +236,43 @@ export const ADMIN_OPENAPI = {
         { parameters: agent },
       ),
     },
+    '/admin/v1/tenants/{tenantId}/agents/{agentId}/import': {
+      post: op(
+        'admin.agent.import',
+        'tenant:admin',
+        'Import an existing A2A server as a hosted agent, from its card (docs/upstream.md)',
+        {
+          200: ok(ref('ImportedAgent'), 'imported again over the existing agent'),
+          201: ok(ref('ImportedAgent'), 'created'),
+          ...errors(400, 404, 409),
+        },
+        { parameters: agent, requestBody: body('AgentImport') },
+      ),
+    },
+    '/admin/v1/tenants/{tenantId}/agents/{agentId}/sync': {
+      post: op(
+        'admin.agent.sync',
+        'tenant:admin',
+        'Read an imported agent’s card again; a change is a new version of its definition',
+        {
+          200: ok(ref('ImportedAgent')),
+          ...errors(400, 404, 409),
+        },
+        { parameters: agent },
+      ),
+    },
+    '/admin/v1/tenants/{tenantId}/agents/{agentId}/upstream': {
+      get: op(
+        'admin.agent.upstream',
+        'tenant:admin',
+        'Where an imported agent forwards to (header names only, never their values)',
+        {
+          200: ok(ref('Upstream')),
+          ...errors(404),
+        },
+        { parameters: agent },
+      ),
+    },
     '/admin/v1/tenants/{tenantId}/api-keys': {
       post: op(
         'admin.api-key.issue',
@@ -652,6 +689,62 @@ export const ADMIN_OPENAPI = {
           policy: ref('WorkerPolicy'),
           createdAt: { type: 'string', format: 'date-time' },
           updatedAt: { type: 'string', format: 'date-time' },
+        },
+      },
+      AgentImport: {
+        type: 'object',
+        required: ['cardUrl'],
+        properties: {
+          cardUrl: { type: 'string', format: 'uri', maxLength: 2048 },
+          headers: {
+            type: 'object',
+            description:
+              'Sent with the card request and every call upstream (an API key, `Authorization`); stored ' +
+              'sealed, never answered. Omitted: no headers.',
+            additionalProperties: { type: 'string', maxLength: 8192 },
+          },
+          binding: { enum: ['JSONRPC', 'HTTP+JSON', 'GRPC'] },
+        },
+        additionalProperties: false,
+      },
+      Upstream: {
+        type: 'object',
+        required: [
+          'cardUrl',
+          'binding',
+          'endpoint',
+          'streaming',
+          'cardSigned',
+          'cardVerified',
+          'headerNames',
+          'workerCredentialId',
+          'version',
+          'importedAt',
+          'syncedAt',
+        ],
+        properties: {
+          cardUrl: { type: 'string' },
+          binding: { enum: ['JSONRPC', 'HTTP+JSON', 'GRPC'] },
+          endpoint: { type: 'string' },
+          streaming: { type: 'boolean' },
+          cardSigned: { type: 'boolean' },
+          cardVerified: { type: 'boolean' },
+          headerNames: { type: 'array', items: { type: 'string' } },
+          headersSetAt: { type: ['string', 'null'], format: 'date-time' },
+          workerCredentialId: { type: 'string' },
+          version: { type: 'integer' },
+          importedAt: { type: 'string', format: 'date-time' },
+          syncedAt: { type: 'string', format: 'date-time' },
+        },
+      },
+      ImportedAgent: {
+        type: 'object',
+        required: ['agent', 'upstream', 'changed', 'created'],
+        properties: {
+          agent: ref('Agent'),
+          upstream: ref('Upstream'),
+          changed: { type: 'boolean' },
+          created: { type: 'boolean' },
         },
       },
       ApiKeyIssue: {

@@ -112,7 +112,7 @@ export const relaySchema = z.object({
   RELAY_IDLE_POLL_MS: z.coerce.number().int().positive().default(200),
 });
 
-/** An entry of PUSH_ALLOWLIST: a host name, an IP address, or an IPv4 / IPv6 CIDR. */
+/** An entry of PUSH_ALLOWLIST or UPSTREAM_ALLOWLIST: a host name, an IP address, or an IPv4 / IPv6 CIDR. */
 const allowlistEntry = z.string().refine(
   (entry) => {
     const [address = '', prefix, extra] = entry.split('/');
@@ -124,6 +124,20 @@ const allowlistEntry = z.string().refine(
   },
   { message: 'must be a host name, an IP address or a CIDR' },
 );
+
+/** A JSON object of tenant → host names and CIDRs (PUSH_ALLOWLIST, UPSTREAM_ALLOWLIST). */
+const tenantAllowlist = z
+  .string()
+  .default('{}')
+  .transform((text, ctx): unknown => {
+    try {
+      return JSON.parse(text);
+    } catch {
+      ctx.addIssue({ code: z.ZodIssueCode.custom, message: 'must be a JSON object' });
+      return z.NEVER;
+    }
+  })
+  .pipe(z.record(z.string(), z.array(allowlistEntry)));
 
 /**
  * The push dispatcher (ADR 0010): webhook attempts, backoff, timeouts and the SSRF allowlist. The dispatcher
@@ -152,18 +166,7 @@ export const pushDispatcherSchema = z.object({
    * JSON object: tenant → host names and CIDRs its webhooks may reach although they are reserved (loopback,
    * private, link-local, …), e.g. `{"acme":["hooks.acme.internal","10.20.0.0/16"]}`.
    */
-  PUSH_ALLOWLIST: z
-    .string()
-    .default('{}')
-    .transform((text, ctx): unknown => {
-      try {
-        return JSON.parse(text);
-      } catch {
-        ctx.addIssue({ code: z.ZodIssueCode.custom, message: 'must be a JSON object' });
-        return z.NEVER;
-      }
-    })
-    .pipe(z.record(z.string(), z.array(allowlistEntry))),
+  PUSH_ALLOWLIST: tenantAllowlist,
   /**
    * How long a claimed delivery stays claimed: after it, another run may send it again. Keep it above one
    * whole attempt (PUSH_CONNECT_TIMEOUT_MS + PUSH_RESPONSE_TIMEOUT_MS + PUSH_BODY_TIMEOUT_MS), or a slow
@@ -182,6 +185,30 @@ export const pushDispatcherSchema = z.object({
   PUSH_QUEUE_PREFIX: z.string().min(1).default('a2a-push'),
   /** BullMQ's Redis (schedules attempts; the truth is in Postgres). */
   REDIS_URL: z.string().default('redis://127.0.0.1:6379'),
+});
+
+/**
+ * Agents imported from existing A2A servers (docs/upstream.md): the admin API fetches their cards, the bridge
+ * calls them. Both hold the key that seals the credentials the bridge uses.
+ */
+export const upstreamSchema = z.object({
+  /**
+   * 32 bytes, base64: seals (AES-256-GCM) each imported agent's upstream credentials and the bridge's worker
+   * secret at rest. Unset: importing is refused with a clear error, and the bridge does not start.
+   */
+  UPSTREAM_SECRETS_KEY: z
+    .string()
+    .refine((text) => Buffer.from(text, 'base64').length === 32, 'must be 32 bytes in base64')
+    .optional(),
+  /**
+   * JSON object: tenant → host names and CIDRs its upstream agents may be reached at although they are
+   * reserved (loopback, private, link-local, …), e.g. `{"acme":["agents.acme.internal","10.20.0.0/16"]}`.
+   */
+  UPSTREAM_ALLOWLIST: tenantAllowlist,
+  /** The whole fetch of an upstream agent card, from name resolution to its last byte. */
+  UPSTREAM_CARD_TIMEOUT_MS: ms.default(5_000),
+  /** Bytes of an upstream agent card read at most; a larger card is refused. */
+  UPSTREAM_CARD_LIMIT_BYTES: z.coerce.number().int().positive().default(262_144),
 });
 
 /** Tenant quotas, enforced by every ingress replica (counted in Redis, shared). */
@@ -227,7 +254,8 @@ export const adminApiSchema = z
      */
     ADMIN_CONSOLE_DIR: z.string().min(1).optional(),
   })
-  .merge(oidcSchema);
+  .merge(oidcSchema)
+  .merge(upstreamSchema);
 
 /** The operators' command line over the admin API (`npm run admin`). */
 export const adminClientSchema = z.object({
@@ -250,6 +278,28 @@ export const workerSchema = z.object({
   WORKER_SECRET: z.string().optional(),
   /** Tasks one worker process runs at once; each example agent has its own default when unset. */
   WORKER_CONCURRENCY: z.coerce.number().int().positive().optional(),
+});
+
+/**
+ * The bridge (`apps/bridge`): one worker per imported agent, calling its upstream A2A server. Composed with
+ * `postgresSchema` and `upstreamSchema` (BridgeConfig).
+ */
+export const bridgeSchema = z.object({
+  WORKER_TARGET: z.string().default('127.0.0.1:50052'),
+  /** How often the bridge reads the imported agents (a new, changed or removed one is served after it). */
+  BRIDGE_POLL_MS: ms.default(2_000),
+  /** Tasks of one imported agent this bridge runs at once. */
+  BRIDGE_CONCURRENCY: z.coerce.number().int().positive().default(32),
+  /** Connecting to an upstream and waiting for its response headers (a stream's first byte). */
+  UPSTREAM_CONNECT_TIMEOUT_MS: ms.default(10_000),
+  /**
+   * How long calls to an upstream that does not answer (no connection, 5xx, a broken stream) are retried,
+   * counted from the task's last progress; after it the task fails, saying so.
+   */
+  UPSTREAM_RETRY_BUDGET_MS: ms.default(60_000),
+  /** The first wait between two retries or GetTask polls; it doubles up to UPSTREAM_MAX_WAIT_MS. */
+  UPSTREAM_FIRST_WAIT_MS: ms.default(200),
+  UPSTREAM_MAX_WAIT_MS: ms.default(5_000),
 });
 
 /**
@@ -396,6 +446,8 @@ export type IngressConfig = z.infer<typeof ingressSchema>;
 export type DemoConfig = z.infer<typeof demoSchema>;
 export type RelayConfig = z.infer<typeof relaySchema> & PostgresConfig;
 export type WorkerConfig = z.infer<typeof workerSchema>;
+export type UpstreamConfig = z.infer<typeof upstreamSchema>;
+export type BridgeConfig = z.infer<typeof bridgeSchema> & UpstreamConfig & PostgresConfig;
 /** Read with `postgresSchema.merge(relaySchema.pick({KAFKA_BROKERS, TASK_EVENTS_TOPIC}))`. */
 export type PushDispatcherConfig = z.infer<typeof pushDispatcherSchema> &
   PostgresConfig &

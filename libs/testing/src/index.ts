@@ -6,3 +6,4 @@ export * from './platform-processes';
 export * from './postgres-server';
 export * from './raw-worker';
 export * from './test-database';
+export * from './upstream-agent';

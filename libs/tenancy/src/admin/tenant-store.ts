@@ -77,6 +77,7 @@ export const TENANT_DATA = [
   'events.streams',
   'events.messages',
   'ops.oidc_issuers',
+  'ops.agent_upstreams',
   'ops.worker_credentials',
   'ops.api_keys',
   'ops.agents',

@@ -1,0 +1,252 @@
+import type { AdminApiConfig } from '@lib/config';
+import { guardedFetch, PushAllowlist, type GuardedFetch } from '@lib/push';
+import {
+  agentIdOf,
+  Conflict,
+  InvalidInput,
+  isId,
+  NotFound,
+  parseInput,
+  type AgentRecord,
+  type AgentRef,
+  type AgentStore,
+  type CredentialStore,
+  type TenantId,
+} from '@lib/tenancy';
+import {
+  fetchUpstreamCard,
+  importCard,
+  sealContext,
+  SecretBox,
+  summaryOf,
+  UPSTREAM_BINDINGS,
+  UpstreamCardError,
+  type UpstreamRow,
+  type UpstreamStore,
+  type UpstreamSummary,
+} from '@lib/upstream';
+import { z } from 'zod';
+
+/** Header names as RFC 9110 tokens; those the bridge's transport sets itself cannot be chosen. */
+const RESERVED_HEADERS = new Set([
+  'host',
+  'content-length',
+  'content-type',
+  'transfer-encoding',
+  'connection',
+  'a2a-version',
+]);
+const headerName = z
+  .string()
+  .regex(/^[A-Za-z0-9!#$%&'*+.^_`|~-]{1,128}$/, 'must be an HTTP header name')
+  .refine((name) => !RESERVED_HEADERS.has(name.toLowerCase()), 'is set by the bridge itself');
+const headerValue = z
+  .string()
+  .min(1)
+  .max(8_192)
+  .regex(/^[\t\x20-\x7e\x80-\xff]*$/, 'must be a valid header value');
+
+const importSchema = z
+  .object({
+    /** The upstream agent card's URL (e.g. `https://agent.example/.well-known/agent-card.json`). */
+    cardUrl: z.string().url().max(2_048),
+    /** Headers sent with the card request and every call upstream (an API key, `Authorization`). */
+    headers: z.record(headerName, headerValue).optional(),
+    binding: z.enum(UPSTREAM_BINDINGS).optional(),
+  })
+  .strict();
+
+/** An imported agent: its definition, and what the admin API shows of its upstream. */
+export interface ImportedAgent {
+  agent: AgentRecord;
+  upstream: UpstreamSummary;
+  /** The definition or the upstream changed (an import creating the agent counts). */
+  changed: boolean;
+  created: boolean;
+}
+
+/**
+ * Imports existing A2A servers as hosted agents (docs/upstream.md): reads the upstream card through the SSRF
+ * guard, writes the agent's definition from it, issues the worker credential the bridge registers with, and
+ * records the upstream with its secrets sealed. `sync` reads the card again.
+ */
+export class UpstreamImporter {
+  private readonly allowlist: PushAllowlist;
+  private readonly box: SecretBox | undefined;
+  private readonly fetches = new Map<string, GuardedFetch>();
+
+  constructor(
+    private readonly config: Pick<
+      AdminApiConfig,
+      | 'UPSTREAM_SECRETS_KEY'
+      | 'UPSTREAM_ALLOWLIST'
+      | 'UPSTREAM_CARD_TIMEOUT_MS'
+      | 'UPSTREAM_CARD_LIMIT_BYTES'
+    >,
+    private readonly agents: AgentStore,
+    private readonly credentials: CredentialStore,
+    private readonly upstreams: UpstreamStore,
+  ) {
+    this.allowlist = new PushAllowlist(config.UPSTREAM_ALLOWLIST);
+    this.box = config.UPSTREAM_SECRETS_KEY
+      ? SecretBox.fromBase64(config.UPSTREAM_SECRETS_KEY)
+      : undefined;
+  }
+
+  async import(tenantId: TenantId, agentId: string, body: unknown): Promise<ImportedAgent> {
+    if (!isId(agentId)) {
+      throw new InvalidInput('invalid agent id', [
+        { field: 'agentId', description: 'no "/", white space or control characters, 1 to 128' },
+      ]);
+    }
+    const spec = parseInput(importSchema, body, 'import');
+    const box = this.secretBox();
+    const ref: AgentRef = { tenantId, agentId: agentIdOf(agentId) };
+    const headers = spec.headers ?? {};
+    const before = await this.upstreams.get(ref);
+    return this.write(ref, box, {
+      cardUrl: spec.cardUrl,
+      binding: spec.binding,
+      headers,
+      sealHeaders: true,
+      before,
+    });
+  }
+
+  /** Reads the card of an imported agent again, with its stored headers, on the binding it was imported on. */
+  async sync(ref: AgentRef): Promise<ImportedAgent> {
+    const box = this.secretBox();
+    const before = await this.upstreams.get(ref);
+    if (!before) {
+      throw new NotFound(`agent ${ref.agentId} of tenant ${ref.tenantId} was not imported`);
+    }
+    const headers = before.headersSealed
+      ? (JSON.parse(box.open(before.headersSealed, sealContext(ref, 'headers'))) as Record<
+          string,
+          string
+        >)
+      : {};
+    return this.write(ref, box, {
+      cardUrl: before.cardUrl,
+      binding: before.binding,
+      headers,
+      sealHeaders: false,
+      before,
+    });
+  }
+
+  async get(ref: AgentRef): Promise<UpstreamSummary> {
+    const row = await this.upstreams.get(ref);
+    if (!row) {
+      throw new NotFound(`agent ${ref.agentId} of tenant ${ref.tenantId} was not imported`);
+    }
+    return summaryOf(row);
+  }
+
+  private async write(
+    ref: AgentRef,
+    box: SecretBox,
+    how: {
+      cardUrl: string;
+      binding: UpstreamRow['binding'] | undefined;
+      headers: Record<string, string>;
+      sealHeaders: boolean;
+      before: UpstreamRow | undefined;
+    },
+  ): Promise<ImportedAgent> {
+    let imported;
+    let fetched;
+    try {
+      fetched = await fetchUpstreamCard(this.fetchFor(ref.tenantId), how.cardUrl, how.headers);
+      imported = importCard(fetched.json, how.binding);
+    } catch (error) {
+      if (error instanceof UpstreamCardError) {
+        const field = error.field === 'cardUrl' ? 'cardUrl' : `card.${error.field}`;
+        throw new InvalidInput(`cannot import ${how.cardUrl}: ${error.message}`, [
+          { field, description: error.message },
+        ]);
+      }
+      throw error;
+    }
+    const policy = await this.agents.get(ref).then(
+      (agent) => agent.policy,
+      (error: unknown) => {
+        if (error instanceof NotFound) {
+          return undefined;
+        }
+        throw error;
+      },
+    );
+    const { agent, created } = await this.agents.write(ref, {
+      card: imported.definition,
+      policy: policy ?? {
+        onLeaseLost: 'redispatch',
+        maxAttempts: 3,
+        leaseTtlMs: null,
+        maxConcurrency: null,
+      },
+    });
+    // The bridge's worker credential: issued once, and issued again under the same id and secret on every
+    // import (which also takes back a revocation an operator made by mistake).
+    const workerSecret = how.before
+      ? box.open(how.before.workerSecretSealed, sealContext(ref, 'worker-secret'))
+      : undefined;
+    const issued = await this.credentials.issueWorkerCredential(
+      ref,
+      { label: 'upstream bridge' },
+      how.before && workerSecret !== undefined
+        ? { credentialId: how.before.workerCredentialId, secret: workerSecret }
+        : undefined,
+    );
+    const names = Object.keys(how.headers).sort();
+    const { row, changed } = await this.upstreams.put(ref, {
+      cardUrl: how.cardUrl,
+      binding: imported.binding,
+      endpoint: imported.endpoint,
+      endpointTenant: imported.tenant,
+      streaming: imported.streaming,
+      card: fetched.json,
+      cardSigned: imported.signed,
+      cardVerified: fetched.verified,
+      ...(how.sealHeaders
+        ? {
+            headers: {
+              sealed:
+                names.length > 0
+                  ? box.seal(JSON.stringify(how.headers), sealContext(ref, 'headers'))
+                  : null,
+              names,
+            },
+          }
+        : {}),
+      workerCredentialId: issued.credential.credentialId,
+      workerSecretSealed:
+        how.before?.workerSecretSealed ??
+        box.seal(issued.secret, sealContext(ref, 'worker-secret')),
+    });
+    return { agent, upstream: summaryOf(row), changed: changed || created, created };
+  }
+
+  private secretBox(): SecretBox {
+    if (!this.box) {
+      throw new Conflict(
+        'importing agents needs UPSTREAM_SECRETS_KEY (32 bytes in base64) in the admin API and the bridge',
+      );
+    }
+    return this.box;
+  }
+
+  /** The guarded fetch of a tenant: reserved addresses only as UPSTREAM_ALLOWLIST allows them. */
+  private fetchFor(tenantId: TenantId): GuardedFetch {
+    let fetch = this.fetches.get(tenantId);
+    if (!fetch) {
+      fetch = guardedFetch({
+        allows: (host, address) => this.allowlist.allowed(tenantId, host, address),
+        bodyLimitBytes: this.config.UPSTREAM_CARD_LIMIT_BYTES,
+        timeoutMs: this.config.UPSTREAM_CARD_TIMEOUT_MS,
+      });
+      this.fetches.set(tenantId, fetch);
+    }
+    return fetch;
+  }
+}

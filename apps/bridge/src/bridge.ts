@@ -1,0 +1,146 @@
+import type { BridgeConfig } from '@lib/config';
+import { PushAllowlist } from '@lib/push';
+import { sealContext, SecretBox, type UpstreamRow, type UpstreamStore } from '@lib/upstream';
+import { AgentWorker, type WorkerLogger } from '@lib/worker-sdk';
+import { hostname } from 'node:os';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { upstreamClient } from './upstream-client';
+import { UpstreamExecutor } from './upstream-executor';
+
+interface Served {
+  readonly version: number;
+  readonly worker: AgentWorker;
+  readonly running: Promise<void>;
+  readonly close: () => Promise<void>;
+}
+
+/**
+ * Serves every imported agent (docs/upstream.md): one worker session per agent, registered with the agent's
+ * bridge credential, whose executor calls the upstream. It reads `ops.agent_upstreams` every BRIDGE_POLL_MS
+ * and starts, restarts (a new version) or stops workers to match. Several bridges may run: each registers
+ * its own sessions and the platform spreads the tasks.
+ */
+export class Bridge {
+  private readonly served = new Map<string, Served>();
+  private readonly box: SecretBox;
+  private readonly allowlist: PushAllowlist;
+  private stopping = false;
+  private readonly stopped = new AbortController();
+
+  constructor(
+    private readonly config: BridgeConfig & { UPSTREAM_SECRETS_KEY: string },
+    private readonly store: UpstreamStore,
+    private readonly logger: WorkerLogger,
+  ) {
+    this.box = SecretBox.fromBase64(config.UPSTREAM_SECRETS_KEY);
+    this.allowlist = new PushAllowlist(config.UPSTREAM_ALLOWLIST);
+  }
+
+  /** Reconciles until {@link shutdown}; a failed read of the imported agents is retried at the next poll. */
+  async run(): Promise<void> {
+    while (!this.stopping) {
+      try {
+        await this.reconcile();
+      } catch (error) {
+        this.logger.warn(`imported agents not read: ${String(error)}`);
+      }
+      await sleep(this.config.BRIDGE_POLL_MS, undefined, { signal: this.stopped.signal }).catch(
+        () => undefined,
+      );
+    }
+  }
+
+  /** Starts, restarts and stops workers to match the imported agents. */
+  async reconcile(): Promise<void> {
+    const rows = await this.store.all();
+    const wanted = new Set<string>();
+    for (const row of rows) {
+      const key = keyOf(row);
+      wanted.add(key);
+      const current = this.served.get(key);
+      if (current?.version === row.version || this.stopping) {
+        continue;
+      }
+      if (current) {
+        await this.stop(key);
+      }
+      try {
+        await this.start(row);
+      } catch (error) {
+        this.logger.error(`cannot serve imported agent ${key}: ${String(error)}`);
+      }
+    }
+    for (const key of [...this.served.keys()].filter((k) => !wanted.has(k))) {
+      this.logger.info(`imported agent ${key} is gone: its worker stops`);
+      await this.stop(key);
+    }
+  }
+
+  async shutdown(): Promise<void> {
+    this.stopping = true;
+    this.stopped.abort();
+    await Promise.all([...this.served.keys()].map((key) => this.stop(key)));
+  }
+
+  private async start(row: UpstreamRow): Promise<void> {
+    const key = keyOf(row);
+    const headers = row.headersSealed
+      ? (JSON.parse(this.box.open(row.headersSealed, sealContext(row.ref, 'headers'))) as Record<
+          string,
+          string
+        >)
+      : {};
+    const credential = this.box.open(row.workerSecretSealed, sealContext(row.ref, 'worker-secret'));
+    const { client, close } = await upstreamClient({
+      card: row.card,
+      binding: row.binding,
+      endpoint: row.endpoint,
+      allows: (host, address) => this.allowlist.allowed(row.ref.tenantId, host, address),
+      connectTimeoutMs: this.config.UPSTREAM_CONNECT_TIMEOUT_MS,
+    });
+    const executor = new UpstreamExecutor(
+      {
+        name: typeof row.card['name'] === 'string' ? row.card['name'] : key,
+        client,
+        streaming: row.streaming,
+        headers,
+      },
+      {
+        retryBudgetMs: this.config.UPSTREAM_RETRY_BUDGET_MS,
+        firstWaitMs: this.config.UPSTREAM_FIRST_WAIT_MS,
+        maxWaitMs: this.config.UPSTREAM_MAX_WAIT_MS,
+      },
+      this.logger,
+    );
+    const worker = AgentWorker.create({
+      target: this.config.WORKER_TARGET,
+      credential,
+      executor,
+      maxConcurrentTasks: this.config.BRIDGE_CONCURRENCY,
+      identity: `bridge:${key}@${hostname()}-${process.pid}`,
+      logger: this.logger,
+    });
+    const running = worker.run().catch((error: unknown) => {
+      this.logger.error(`the worker of imported agent ${key} stopped: ${String(error)}`);
+    });
+    this.served.set(key, { version: row.version, worker, running, close });
+    this.logger.info(
+      `bridge serves ${key} (version ${row.version}) from ${row.endpoint} over ${row.binding}`,
+    );
+  }
+
+  private async stop(key: string): Promise<void> {
+    const served = this.served.get(key);
+    if (!served) {
+      return;
+    }
+    this.served.delete(key);
+    await served.worker.shutdown();
+    await served.running;
+    await served.close();
+  }
+}
+
+function keyOf(row: UpstreamRow): string {
+  return `${row.ref.tenantId}/${row.ref.agentId}`;
+}

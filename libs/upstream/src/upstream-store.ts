@@ -1,0 +1,198 @@
+import { agentIdOf, tenantIdOf, type AgentRef } from '@lib/tenancy';
+import type { Pool } from 'pg';
+import type { UpstreamBinding } from './upstream-card';
+
+/** What the admin API shows of an imported agent's upstream: never a secret, only header names. */
+export interface UpstreamSummary {
+  readonly cardUrl: string;
+  readonly binding: UpstreamBinding;
+  readonly endpoint: string;
+  readonly streaming: boolean;
+  readonly cardSigned: boolean;
+  readonly cardVerified: boolean;
+  readonly headerNames: readonly string[];
+  readonly headersSetAt: string | null;
+  readonly workerCredentialId: string;
+  readonly version: number;
+  readonly importedAt: string;
+  readonly syncedAt: string;
+}
+
+/** An upstream as the bridge reads it: where to call, and the sealed secrets. */
+export interface UpstreamRow extends UpstreamSummary {
+  readonly ref: AgentRef;
+  readonly endpointTenant: string;
+  /** The upstream card (ProtoJSON) as last read. */
+  readonly card: Record<string, unknown>;
+  readonly headersSealed: Buffer | null;
+  readonly workerSecretSealed: Buffer;
+}
+
+/** What an import or a sync writes. `headers` undefined keeps the stored ones. */
+export interface UpstreamWrite {
+  readonly cardUrl: string;
+  readonly binding: UpstreamBinding;
+  readonly endpoint: string;
+  readonly endpointTenant: string;
+  readonly streaming: boolean;
+  readonly card: Record<string, unknown>;
+  readonly cardSigned: boolean;
+  readonly cardVerified: boolean;
+  readonly headers?: { readonly sealed: Buffer | null; readonly names: readonly string[] };
+  readonly workerCredentialId: string;
+  readonly workerSecretSealed: Buffer;
+}
+
+interface Row {
+  tenant_id: string;
+  agent_id: string;
+  card_url: string;
+  binding: UpstreamBinding;
+  endpoint: string;
+  endpoint_tenant: string;
+  streaming: boolean;
+  card: Record<string, unknown>;
+  card_signed: boolean;
+  card_verified: boolean;
+  headers_sealed: Buffer | null;
+  header_names: string[];
+  headers_set_at: Date | null;
+  worker_credential_id: string;
+  worker_secret_sealed: Buffer;
+  version: number;
+  imported_at: Date;
+  synced_at: Date;
+}
+
+const COLUMNS = `tenant_id, agent_id, card_url, binding, endpoint, endpoint_tenant, streaming, card, card_signed,
+  card_verified, headers_sealed, header_names, headers_set_at, worker_credential_id, worker_secret_sealed,
+  version, imported_at, synced_at`;
+
+/** The context a sealed value of the agent is bound to (see SecretBox). */
+export function sealContext(ref: AgentRef, what: 'headers' | 'worker-secret'): string {
+  return `${ref.tenantId}/${ref.agentId}:${what}`;
+}
+
+/**
+ * `ops.agent_upstreams`: the A2A servers imported agents forward to. The admin API writes it; the bridge
+ * reads it, and serves a change (its `version` grows) within its poll.
+ */
+export class UpstreamStore {
+  constructor(private readonly pool: Pool) {}
+
+  /**
+   * Writes the upstream of an agent that exists. The version grows only when something the bridge uses
+   * changed; `changed` says whether it did.
+   */
+  async put(ref: AgentRef, write: UpstreamWrite): Promise<{ row: UpstreamRow; changed: boolean }> {
+    const keepHeaders = write.headers === undefined;
+    const result = await this.pool.query<Row & { changed: boolean }>(
+      `WITH before AS (
+         SELECT version FROM ops.agent_upstreams WHERE tenant_id = $1 AND agent_id = $2
+       )
+       INSERT INTO ops.agent_upstreams AS u (tenant_id, agent_id, card_url, binding, endpoint, endpoint_tenant,
+           streaming, card, card_signed, card_verified, headers_sealed, header_names, headers_set_at,
+           worker_credential_id, worker_secret_sealed)
+       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, CASE WHEN $13 THEN NULL ELSE now() END,
+           $14, $15)
+       ON CONFLICT (tenant_id, agent_id) DO UPDATE SET
+         card_url = EXCLUDED.card_url, binding = EXCLUDED.binding, endpoint = EXCLUDED.endpoint,
+         endpoint_tenant = EXCLUDED.endpoint_tenant, streaming = EXCLUDED.streaming, card = EXCLUDED.card,
+         card_signed = EXCLUDED.card_signed, card_verified = EXCLUDED.card_verified,
+         headers_sealed = CASE WHEN $13 THEN u.headers_sealed ELSE EXCLUDED.headers_sealed END,
+         header_names = CASE WHEN $13 THEN u.header_names ELSE EXCLUDED.header_names END,
+         headers_set_at = CASE WHEN $13 THEN u.headers_set_at ELSE now() END,
+         worker_credential_id = EXCLUDED.worker_credential_id,
+         worker_secret_sealed = EXCLUDED.worker_secret_sealed,
+         version = u.version + CASE
+           WHEN (u.binding, u.endpoint, u.endpoint_tenant, u.streaming, u.card, u.worker_secret_sealed)
+                IS DISTINCT FROM (EXCLUDED.binding, EXCLUDED.endpoint, EXCLUDED.endpoint_tenant,
+                                  EXCLUDED.streaming, EXCLUDED.card, EXCLUDED.worker_secret_sealed)
+                OR NOT $13 THEN 1 ELSE 0 END,
+         synced_at = now()
+       RETURNING ${COLUMNS.split(',')
+         .map((c) => `u.${c.trim()}`)
+         .join(', ')},
+         u.version IS DISTINCT FROM (SELECT version FROM before) AS changed`,
+      [
+        ref.tenantId,
+        ref.agentId,
+        write.cardUrl,
+        write.binding,
+        write.endpoint,
+        write.endpointTenant,
+        write.streaming,
+        JSON.stringify(write.card),
+        write.cardSigned,
+        write.cardVerified,
+        write.headers?.sealed ?? null,
+        write.headers?.names ?? [],
+        keepHeaders,
+        write.workerCredentialId,
+        write.workerSecretSealed,
+      ],
+    );
+    const row = result.rows[0];
+    if (!row) {
+      throw new Error(`the upstream of ${ref.tenantId}/${ref.agentId} was not written`);
+    }
+    return { row: rowOf(row), changed: row.changed };
+  }
+
+  async get(ref: AgentRef): Promise<UpstreamRow | undefined> {
+    const result = await this.pool.query<Row>(
+      `SELECT ${COLUMNS} FROM ops.agent_upstreams WHERE tenant_id = $1 AND agent_id = $2`,
+      [ref.tenantId, ref.agentId],
+    );
+    const row = result.rows[0];
+    return row ? rowOf(row) : undefined;
+  }
+
+  /** Every imported agent of every tenant: what the bridge serves. */
+  async all(): Promise<UpstreamRow[]> {
+    const result = await this.pool.query<Row>(
+      `SELECT ${COLUMNS} FROM ops.agent_upstreams ORDER BY tenant_id, agent_id`,
+    );
+    return result.rows.map(rowOf);
+  }
+}
+
+/** The admin API's view of a row. */
+export function summaryOf(row: UpstreamRow): UpstreamSummary {
+  return {
+    cardUrl: row.cardUrl,
+    binding: row.binding,
+    endpoint: row.endpoint,
+    streaming: row.streaming,
+    cardSigned: row.cardSigned,
+    cardVerified: row.cardVerified,
+    headerNames: row.headerNames,
+    headersSetAt: row.headersSetAt,
+    workerCredentialId: row.workerCredentialId,
+    version: row.version,
+    importedAt: row.importedAt,
+    syncedAt: row.syncedAt,
+  };
+}
+
+function rowOf(row: Row): UpstreamRow {
+  return {
+    ref: { tenantId: tenantIdOf(row.tenant_id), agentId: agentIdOf(row.agent_id) },
+    cardUrl: row.card_url,
+    binding: row.binding,
+    endpoint: row.endpoint,
+    endpointTenant: row.endpoint_tenant,
+    streaming: row.streaming,
+    card: row.card,
+    cardSigned: row.card_signed,
+    cardVerified: row.card_verified,
+    headersSealed: row.headers_sealed,
+    headerNames: row.header_names,
+    headersSetAt: row.headers_set_at?.toISOString() ?? null,
+    workerCredentialId: row.worker_credential_id,
+    workerSecretSealed: row.worker_secret_sealed,
+    version: row.version,
+    importedAt: row.imported_at.toISOString(),
+    syncedAt: row.synced_at.toISOString(),
+  };
+}

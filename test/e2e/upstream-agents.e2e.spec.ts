@@ -1,0 +1,242 @@
+/**
+ * Agents imported from existing A2A servers (docs/upstream.md): the example upstream agent (the official
+ * a2a-js SDK server, its own process) imported over each of its bindings, the bridge (its own process)
+ * serving them, and the official JS client driving the platform on all three of its bindings.
+ */
+import { Role, TaskState, type StreamResponse } from '@a2a-js/sdk';
+import { createPool } from '@lib/event-store';
+import {
+  startBridge,
+  startUpstreamAgent,
+  type PlatformProcess,
+  type UpstreamAgentProcess,
+} from '@lib/testing';
+import { randomBytes, randomUUID } from 'node:crypto';
+import type { Pool } from 'pg';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { bootStandalone, type Standalone } from './support/platform';
+import {
+  asTask,
+  SDK_TRANSPORTS,
+  sdkClientOver,
+  sendRequest,
+  stateName,
+  textOf,
+  type SdkAgent,
+  type SdkTransport,
+} from './support/sdk-client';
+
+const TOKEN = `upstream-admin-${randomUUID()}`;
+const API_KEY = 'demo-key';
+const SECRETS_KEY = randomBytes(32).toString('base64');
+const ALLOWLIST = JSON.stringify({ demo: ['127.0.0.1'] });
+
+let platform: Standalone;
+let upstream: UpstreamAgentProcess;
+let bridge: PlatformProcess;
+let checks: Pool;
+
+interface Answer {
+  status: number;
+  body: Record<string, unknown>;
+}
+
+async function admin(method: string, path: string, body?: unknown): Promise<Answer> {
+  const response = await fetch(`${platform.baseUrl}${path}`, {
+    method,
+    headers: {
+      Authorization: `Bearer ${TOKEN}`,
+      ...(body !== undefined ? { 'Content-Type': 'application/json' } : {}),
+    },
+    ...(body !== undefined ? { body: JSON.stringify(body) } : {}),
+  });
+  const text = await response.text();
+  return {
+    status: response.status,
+    body: text ? (JSON.parse(text) as Record<string, unknown>) : {},
+  };
+}
+
+async function importAgent(agent: string, body: Record<string, unknown>): Promise<Answer> {
+  return admin('POST', `/admin/v1/tenants/demo/agents/${agent}/import`, body);
+}
+
+const cardPath = (agent: string) => `/agents/demo/${agent}/.well-known/agent-card.json`;
+
+function userMessage(text: string, extra: Record<string, unknown> = {}): Record<string, unknown> {
+  return { messageId: randomUUID(), role: 'ROLE_USER', parts: [{ text }], ...extra };
+}
+
+/** The client of `agent` over `transport`, once the bridge serves it (its worker registered). */
+async function clientOf(transport: SdkTransport, agent: string): Promise<SdkAgent> {
+  await bridge.waitForOutput(new RegExp(`bridge serves demo/${agent} `), 30_000);
+  return sdkClientOver(transport, platform.baseUrl, cardPath(agent), API_KEY);
+}
+
+async function collect(stream: AsyncGenerator<StreamResponse>): Promise<StreamResponse[]> {
+  const events: StreamResponse[] = [];
+  for await (const event of stream) {
+    events.push(event);
+  }
+  return events;
+}
+
+beforeAll(async () => {
+  upstream = await startUpstreamAgent({ UPSTREAM_NAME: 'Upstream example' });
+  platform = await bootStandalone('e2e_upstream', {
+    ADMIN_BOOTSTRAP_TOKEN: TOKEN,
+    UPSTREAM_SECRETS_KEY: SECRETS_KEY,
+    UPSTREAM_ALLOWLIST: ALLOWLIST,
+  });
+  checks = createPool(platform.db.url, { max: 2, applicationName: 'a2a-test:checks' });
+  bridge = await startBridge({
+    POSTGRES_URL: platform.db.url,
+    WORKER_TARGET: platform.workerTarget,
+    UPSTREAM_SECRETS_KEY: SECRETS_KEY,
+    UPSTREAM_ALLOWLIST: ALLOWLIST,
+  });
+}, 180_000);
+
+afterAll(async () => {
+  await bridge?.stop();
+  await checks?.end();
+  await platform?.close();
+  await upstream?.process.stop();
+});
+
+describe('importing an A2A server', () => {
+  it('serves the upstream card as its own: the upstream’s skills, the platform’s interfaces and capabilities', async () => {
+    const imported = await importAgent('up', { cardUrl: upstream.cardUrl });
+    expect(imported.status, JSON.stringify(imported.body)).toBe(201);
+    expect(imported.body['upstream']).toMatchObject({
+      cardUrl: upstream.cardUrl,
+      binding: 'JSONRPC',
+      streaming: true,
+      cardSigned: false,
+      headerNames: [],
+    });
+    const card = (await (await fetch(`${platform.baseUrl}${cardPath('up')}`)).json()) as {
+      name: string;
+      skills: { id: string }[];
+      capabilities: { streaming: boolean; pushNotifications: boolean };
+      supportedInterfaces: { url: string }[];
+    };
+    expect(card.name).toBe('Upstream example');
+    expect(card.skills.map((s) => s.id)).toEqual(
+      expect.arrayContaining(['echo', 'ask', 'chunks', 'reply', 'slow', 'fail']),
+    );
+    expect(card.capabilities).toMatchObject({ streaming: true, pushNotifications: true });
+    expect(card.supportedInterfaces.every((i) => !i.url.includes(String(upstream.httpPort)))).toBe(
+      true,
+    );
+  });
+
+  it('refuses what it cannot import, and changes nothing', async () => {
+    const missing = await importAgent('bad', {});
+    expect(missing.status).toBe(400);
+    const notFound = await importAgent('bad', {
+      cardUrl: `http://127.0.0.1:${upstream.httpPort}/no-card-here`,
+    });
+    expect(notFound.status).toBe(400);
+    expect(JSON.stringify(notFound.body)).toContain('HTTP 404');
+    const noBinding = await importAgent('bad', { cardUrl: upstream.cardUrl, binding: 'SOAP' });
+    expect(noBinding.status).toBe(400);
+    const agents = await admin('GET', '/admin/v1/tenants/demo/agents/bad');
+    expect(agents.status).toBe(404);
+  });
+
+  it('refuses a card on a reserved address the tenant is not allowed to reach', async () => {
+    await admin('POST', '/admin/v1/tenants', { tenantId: 'elsewhere', displayName: 'Elsewhere' });
+    const refused = await admin('POST', '/admin/v1/tenants/elsewhere/agents/up/import', {
+      cardUrl: upstream.cardUrl,
+    });
+    expect(refused.status).toBe(400);
+    expect(JSON.stringify(refused.body)).toContain('UPSTREAM_ALLOWLIST');
+  });
+});
+
+describe.each(SDK_TRANSPORTS)('an imported agent, called over %s', (transport) => {
+  const agent = `up-${transport.toLowerCase().replace('+', '-')}`;
+  let sdk: SdkAgent;
+
+  beforeAll(async () => {
+    // The upstream is called on the binding of the same name as the platform's.
+    const imported = await importAgent(agent, { cardUrl: upstream.cardUrl, binding: transport });
+    expect(imported.status, JSON.stringify(imported.body)).toBe(201);
+    sdk = await clientOf(transport, agent);
+  }, 60_000);
+
+  it('answers a blocking message with the upstream’s artifact', async () => {
+    const task = asTask(await sdk.client.sendMessage(sendRequest(userMessage('echo hello'))));
+    expect(stateName(task)).toBe('TASK_STATE_COMPLETED');
+    expect(task.artifacts.map((a) => textOf(a.parts))).toContain('echo: hello');
+  });
+
+  it('streams the upstream’s artifact chunks in order', async () => {
+    const events = await collect(
+      sdk.client.sendMessageStream(sendRequest(userMessage('chunks 3'))),
+    );
+    const chunks = events.flatMap((e) =>
+      e.payload?.$case === 'artifactUpdate' ? [e.payload.value] : [],
+    );
+    expect(chunks.map((c) => textOf(c.artifact?.parts))).toEqual(['chunk 1', 'chunk 2', 'chunk 3']);
+    expect(chunks.map((c) => c.append)).toEqual([false, true, true]);
+    expect(chunks.at(-1)?.lastChunk).toBe(true);
+    const last = events.at(-1)?.payload;
+    expect(last?.$case === 'statusUpdate' && last.value.status?.state).toBe(
+      TaskState.TASK_STATE_COMPLETED,
+    );
+  });
+
+  it('passes an input request on, and sends the answer to the same upstream task', async () => {
+    const first = asTask(await sdk.client.sendMessage(sendRequest(userMessage('ask'))));
+    expect(stateName(first)).toBe('TASK_STATE_INPUT_REQUIRED');
+    expect(textOf(first.status?.message?.parts)).toBe('What is your name?');
+    const second = asTask(
+      await sdk.client.sendMessage(
+        sendRequest(userMessage('Ada', { taskId: first.id, contextId: first.contextId })),
+      ),
+    );
+    expect(second.id).toBe(first.id);
+    expect(stateName(second)).toBe('TASK_STATE_COMPLETED');
+    expect(second.artifacts.map((a) => textOf(a.parts))).toContain('Hello, Ada!');
+  });
+
+  it('answers with the upstream’s bare Message', async () => {
+    const result = await sdk.client.sendMessage(sendRequest(userMessage('reply hi')));
+    expect('role' in result && result.role).toBe(Role.ROLE_AGENT);
+    expect('parts' in result && textOf(result.parts)).toBe('reply: hi');
+  });
+
+  it('fails when the upstream fails, with its message', async () => {
+    const task = asTask(
+      await sdk.client.sendMessage(sendRequest(userMessage('fail out of coffee'))),
+    );
+    expect(stateName(task)).toBe('TASK_STATE_FAILED');
+    expect(textOf(task.status?.message?.parts)).toBe('out of coffee');
+  });
+
+  it('cancels the upstream task when the client cancels', async () => {
+    const started = asTask(
+      await sdk.client.sendMessage(
+        sendRequest(userMessage('slow 60'), { returnImmediately: true }),
+      ),
+    );
+    await expect
+      .poll(async () => stateName(await sdk.client.getTask({ tenant: '', id: started.id })), {
+        timeout: 30_000,
+      })
+      .toBe('TASK_STATE_WORKING');
+    const canceled = await sdk.client.cancelTask({
+      tenant: '',
+      id: started.id,
+      metadata: undefined,
+    });
+    await expect
+      .poll(async () => stateName(await sdk.client.getTask({ tenant: '', id: started.id })), {
+        timeout: 30_000,
+      })
+      .toBe('TASK_STATE_CANCELED');
+    expect(canceled.id).toBe(started.id);
+  });
+});
