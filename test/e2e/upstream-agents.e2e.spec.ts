@@ -4,6 +4,7 @@
  * serving them, and the official JS client driving the platform on all three of its bindings.
  */
 import { Role, TaskState, type StreamResponse } from '@a2a-js/sdk';
+import { ClientFactory } from '@a2a-js/sdk/client';
 import { createPool } from '@lib/event-store';
 import {
   startBridge,
@@ -35,6 +36,17 @@ let platform: Standalone;
 let upstream: UpstreamAgentProcess;
 let bridge: PlatformProcess;
 let checks: Pool;
+let guarded: UpstreamAgentProcess;
+let fragile: UpstreamAgentProcess;
+const BEARER = `upstream-token-${randomUUID()}`;
+const bridgeEnv = () => ({
+  POSTGRES_URL: platform.db.url,
+  WORKER_TARGET: platform.workerTarget,
+  UPSTREAM_SECRETS_KEY: SECRETS_KEY,
+  UPSTREAM_ALLOWLIST: ALLOWLIST,
+  // An upstream that stays down fails its tasks after 5 s without progress (the default is a minute).
+  UPSTREAM_RETRY_BUDGET_MS: '5000',
+});
 
 interface Answer {
   status: number;
@@ -83,18 +95,15 @@ async function collect(stream: AsyncGenerator<StreamResponse>): Promise<StreamRe
 
 beforeAll(async () => {
   upstream = await startUpstreamAgent({ UPSTREAM_NAME: 'Upstream example' });
+  guarded = await startUpstreamAgent({ UPSTREAM_NAME: 'Guarded', UPSTREAM_BEARER_TOKEN: BEARER });
+  fragile = await startUpstreamAgent({ UPSTREAM_NAME: 'Fragile', UPSTREAM_STREAMING: 'false' });
   platform = await bootStandalone('e2e_upstream', {
     ADMIN_BOOTSTRAP_TOKEN: TOKEN,
     UPSTREAM_SECRETS_KEY: SECRETS_KEY,
     UPSTREAM_ALLOWLIST: ALLOWLIST,
   });
   checks = createPool(platform.db.url, { max: 2, applicationName: 'a2a-test:checks' });
-  bridge = await startBridge({
-    POSTGRES_URL: platform.db.url,
-    WORKER_TARGET: platform.workerTarget,
-    UPSTREAM_SECRETS_KEY: SECRETS_KEY,
-    UPSTREAM_ALLOWLIST: ALLOWLIST,
-  });
+  bridge = await startBridge(bridgeEnv());
 }, 180_000);
 
 afterAll(async () => {
@@ -102,6 +111,8 @@ afterAll(async () => {
   await checks?.end();
   await platform?.close();
   await upstream?.process.stop();
+  await guarded?.process.stop();
+  await fragile?.process.stop();
 });
 
 describe('importing an A2A server', () => {
@@ -238,5 +249,120 @@ describe.each(SDK_TRANSPORTS)('an imported agent, called over %s', (transport) =
       })
       .toBe('TASK_STATE_CANCELED');
     expect(canceled.id).toBe(started.id);
+  });
+});
+
+describe('an imported agent when things go wrong', () => {
+  it('sends the headers it was imported with, and never shows their values', async () => {
+    const imported = await importAgent('guarded', {
+      cardUrl: guarded.cardUrl,
+      headers: { Authorization: `Bearer ${BEARER}` },
+    });
+    expect(imported.status, JSON.stringify(imported.body)).toBe(201);
+    expect(JSON.stringify(imported.body)).not.toContain(BEARER);
+    const shown = await admin('GET', '/admin/v1/tenants/demo/agents/guarded/upstream');
+    expect(shown.body).toMatchObject({ headerNames: ['Authorization'] });
+    expect(JSON.stringify(shown.body)).not.toContain(BEARER);
+    const stored = await checks.query<{ sealed: Buffer }>(
+      `SELECT headers_sealed AS sealed FROM ops.agent_upstreams WHERE agent_id = 'guarded'`,
+    );
+    expect(stored.rows[0]?.sealed.toString('latin1')).not.toContain(BEARER);
+    const sdk = await clientOf('JSONRPC', 'guarded');
+    const task = asTask(await sdk.client.sendMessage(sendRequest(userMessage('echo with a key'))));
+    expect(stateName(task)).toBe('TASK_STATE_COMPLETED');
+  });
+
+  it('fails the task with the upstream’s refusal when the credential is wrong, and rotates it by importing again', async () => {
+    const wrong = await importAgent('rotated', {
+      cardUrl: guarded.cardUrl,
+      headers: { Authorization: 'Bearer wrong' },
+    });
+    expect(wrong.status).toBe(201);
+    const sdk = await clientOf('JSONRPC', 'rotated');
+    const refused = asTask(await sdk.client.sendMessage(sendRequest(userMessage('echo refused'))));
+    expect(stateName(refused)).toBe('TASK_STATE_FAILED');
+    expect(textOf(refused.status?.message?.parts)).toMatch(/^Guarded refused: /);
+    const rotated = await importAgent('rotated', {
+      cardUrl: guarded.cardUrl,
+      headers: { Authorization: `Bearer ${BEARER}` },
+    });
+    expect(rotated.status).toBe(200);
+    const version = (rotated.body['upstream'] as { version: number }).version;
+    expect(version).toBe(2);
+    await bridge.waitForOutput(new RegExp(`bridge serves demo/rotated \\(version 2\\)`), 30_000);
+    const after = await sdk.client.sendMessage(sendRequest(userMessage('echo accepted')));
+    expect(stateName(asTask(after))).toBe('TASK_STATE_COMPLETED');
+  });
+
+  it('fails a task whose upstream went away, saying so, after the retry budget', async () => {
+    const imported = await importAgent('fragile', { cardUrl: fragile.cardUrl });
+    expect(imported.status).toBe(201);
+    expect(imported.body['upstream']).toMatchObject({ streaming: false });
+    const sdk = await clientOf('HTTP+JSON', 'fragile');
+    const started = asTask(
+      await sdk.client.sendMessage(
+        sendRequest(userMessage('slow 60'), { returnImmediately: true }),
+      ),
+    );
+    await expect
+      .poll(async () => stateName(await sdk.client.getTask({ tenant: '', id: started.id })))
+      .toBe('TASK_STATE_WORKING');
+    await fragile.process.kill();
+    await expect
+      .poll(async () => stateName(await sdk.client.getTask({ tenant: '', id: started.id })), {
+        timeout: 60_000,
+      })
+      .toBe('TASK_STATE_FAILED');
+    const failed = await sdk.client.getTask({ tenant: '', id: started.id });
+    expect(textOf(failed.status?.message?.parts)).toMatch(/Fragile stayed unreachable for 5 s/);
+  });
+
+  it('a task survives a SIGKILL of the bridge: another bridge follows the upstream task, which got the message once', async () => {
+    const imported = await importAgent('durable', { cardUrl: upstream.cardUrl });
+    expect(imported.status).toBe(201);
+    // A short lease, so that the killed bridge's task is handed on soon.
+    const agent = await admin('GET', '/admin/v1/tenants/demo/agents/durable');
+    const put = await admin('PUT', '/admin/v1/tenants/demo/agents/durable', {
+      card: agent.body['card'],
+      policy: { ...(agent.body['policy'] as object), leaseTtlMs: 3_000 },
+    });
+    expect(put.status).toBe(200);
+    const sdk = await clientOf('JSONRPC', 'durable');
+    const messageId = randomUUID();
+    const started = asTask(
+      await sdk.client.sendMessage(
+        sendRequest(userMessage('slow 8', { messageId }), { returnImmediately: true }),
+      ),
+    );
+    // The upstream has the message once the platform task names its upstream task.
+    let upstreamTaskId = '';
+    await expect
+      .poll(
+        async () => {
+          const task = await sdk.client.getTask({ tenant: '', id: started.id });
+          const link = [task.status?.message, ...task.history]
+            .map((m) => m?.metadata?.['a2a-platform/upstream'] as { taskId?: string } | undefined)
+            .find((l) => l?.taskId);
+          upstreamTaskId = link?.taskId ?? '';
+          return upstreamTaskId;
+        },
+        { timeout: 30_000 },
+      )
+      .not.toBe('');
+    await bridge.kill();
+    bridge = await startBridge(bridgeEnv());
+    await expect
+      .poll(async () => stateName(await sdk.client.getTask({ tenant: '', id: started.id })), {
+        timeout: 60_000,
+      })
+      .toBe('TASK_STATE_COMPLETED');
+    const done = await sdk.client.getTask({ tenant: '', id: started.id });
+    expect(done.artifacts.map((a) => textOf(a.parts))).toContain('done');
+    // Straight to the upstream: one task, with the client's message once.
+    const direct = await new ClientFactory().createFromUrl(`http://127.0.0.1:${upstream.httpPort}`);
+    const upstreamTask = await direct.getTask({ tenant: '', id: upstreamTaskId });
+    const sent = upstreamTask.history.filter((m) => m.messageId === messageId);
+    expect(sent).toHaveLength(1);
+    expect(stateName(upstreamTask)).toBe('TASK_STATE_COMPLETED');
   });
 });

@@ -97,6 +97,7 @@ export class Bridge {
       endpoint: row.endpoint,
       allows: (host, address) => this.allowlist.allowed(row.ref.tenantId, host, address),
       connectTimeoutMs: this.config.UPSTREAM_CONNECT_TIMEOUT_MS,
+      responseTimeoutMs: this.config.UPSTREAM_RESPONSE_TIMEOUT_MS,
     });
     const executor = new UpstreamExecutor(
       {

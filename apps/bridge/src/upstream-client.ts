@@ -25,8 +25,9 @@ export interface UpstreamEndpoint {
   readonly endpoint: string;
   /** Reserved destinations the operator allowed for the agent's tenant (UPSTREAM_ALLOWLIST). */
   readonly allows: DestinationPolicy;
-  /** Response headers of one call, at most (time to first byte for a stream). */
   readonly connectTimeoutMs: number;
+  /** From a request to its response headers. */
+  readonly responseTimeoutMs: number;
 }
 
 /**
@@ -64,7 +65,7 @@ export async function upstreamClient(target: UpstreamEndpoint): Promise<{
   }
   const dispatcher = new Agent({
     connect: { lookup: guardedLookup({ allows: target.allows }), timeout: target.connectTimeoutMs },
-    headersTimeout: target.connectTimeoutMs,
+    headersTimeout: target.responseTimeoutMs,
     bodyTimeout: 0,
   });
   const fetchImpl = ((input: Parameters<typeof fetch>[0], init?: RequestInit) =>

@@ -5,7 +5,6 @@ import {
   type SendMessageRequest,
 } from '@a2a-js/sdk';
 import type { Client, RequestOptions } from '@a2a-js/sdk/client';
-import { A2AError } from '@a2a-js/sdk/errors';
 import type { Message, Task, TaskStatus } from '@lib/a2a-protocol';
 import type {
   AgentExecutor,
@@ -15,6 +14,7 @@ import type {
   WorkerLogger,
 } from '@lib/worker-sdk';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { describeUpstreamError, isRetryable } from './upstream-errors';
 import {
   artifactUpdate,
   endsAssignment,
@@ -99,7 +99,9 @@ export class UpstreamExecutor implements AgentExecutor {
         { serviceParameters: { ...this.upstream.headers }, signal: AbortSignal.timeout(10_000) },
       );
     } catch (error) {
-      this.logger.warn(`upstream task ${link.taskId} was not canceled: ${describe(error)}`);
+      this.logger.warn(
+        `upstream task ${link.taskId} was not canceled: ${describeUpstreamError(error)}`,
+      );
     }
   }
 }
@@ -161,7 +163,15 @@ class UpstreamRun {
     const request: SendMessageRequest = {
       tenant: '',
       message: SdkMessage.fromJSON(upstreamMessage(this.context.userMessage, this.link)),
-      configuration: undefined,
+      // Without a stream, the upstream answers at once and its task is polled: a long task holds no
+      // connection open, and an answer lost on the way is found by polling, not by sending again.
+      configuration: this.upstream.streaming
+        ? undefined
+        : {
+            acceptedOutputModes: [],
+            taskPushNotificationConfig: undefined,
+            returnImmediately: true,
+          },
       metadata: undefined,
     };
     if (this.upstream.streaming) {
@@ -228,12 +238,14 @@ class UpstreamRun {
         if (this.context.signal.aborted || error instanceof UpstreamFailure) {
           throw error;
         }
-        if (error instanceof A2AError) {
-          throw new UpstreamFailure(`${this.upstream.name} refused: ${describe(error)}`);
+        if (!isRetryable(error)) {
+          throw new UpstreamFailure(
+            `${this.upstream.name} refused: ${describeUpstreamError(error)}`,
+          );
         }
         if (Date.now() - this.progressAt > this.settings.retryBudgetMs) {
           throw new UpstreamFailure(
-            `${this.upstream.name} stayed unreachable for ${Math.round(this.settings.retryBudgetMs / 1000)} s: ${describe(error)}`,
+            `${this.upstream.name} stayed unreachable for ${Math.round(this.settings.retryBudgetMs / 1000)} s: ${describeUpstreamError(error)}`,
           );
         }
         await sleep(waitMs, undefined, { signal: this.context.signal });
@@ -352,11 +364,4 @@ class UpstreamRun {
 
 function statusKey(status: TaskStatus): string {
   return `${status.state}|${status.message?.messageId ?? ''}`;
-}
-
-function describe(error: unknown): string {
-  if (error instanceof A2AError) {
-    return `${error.reason}: ${error.message}`;
-  }
-  return error instanceof Error ? error.message : String(error);
 }

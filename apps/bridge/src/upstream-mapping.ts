@@ -55,10 +55,6 @@ export function endsAssignment(state: TaskStateName): boolean {
   return TERMINAL.has(state) || INTERRUPTED.has(state);
 }
 
-export function isTerminal(state: TaskStateName): boolean {
-  return TERMINAL.has(state);
-}
-
 /** The link the task's messages carry, newest first (the status message, then history backwards). */
 export function linkOf(task: Task): UpstreamLink | undefined {
   const messages = [

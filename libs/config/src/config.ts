@@ -290,8 +290,10 @@ export const bridgeSchema = z.object({
   BRIDGE_POLL_MS: ms.default(2_000),
   /** Tasks of one imported agent this bridge runs at once. */
   BRIDGE_CONCURRENCY: z.coerce.number().int().positive().default(32),
-  /** Connecting to an upstream and waiting for its response headers (a stream's first byte). */
+  /** Connecting to an upstream (name resolution, TCP, TLS). */
   UPSTREAM_CONNECT_TIMEOUT_MS: ms.default(10_000),
+  /** From a request sent upstream to its response headers (a stream's first bytes). */
+  UPSTREAM_RESPONSE_TIMEOUT_MS: ms.default(60_000),
   /**
    * How long calls to an upstream that does not answer (no connection, 5xx, a broken stream) are retried,
    * counted from the task's last progress; after it the task fails, saying so.

@@ -1,0 +1,45 @@
+import { A2AError } from '@a2a-js/sdk/errors';
+
+/** gRPC status codes that a retry cannot change: the upstream refused the call itself. */
+const FINAL_GRPC_CODES = new Set([
+  3, // INVALID_ARGUMENT
+  5, // NOT_FOUND
+  7, // PERMISSION_DENIED
+  9, // FAILED_PRECONDITION
+  12, // UNIMPLEMENTED
+  16, // UNAUTHENTICATED
+]);
+
+/** HTTP statuses of the SDK's transport errors (`… Status: 401 …`, `… stream for X: 401 …`). */
+const HTTP_STATUS = /(?:Status: |establishing stream for \S+: )(\d{3})\b/;
+
+/**
+ * Whether another try may succeed: no connection, a broken stream, a timeout, an HTTP 408, 429 or 5xx, gRPC
+ * UNAVAILABLE and the like. An A2A error the upstream answered, an HTTP 4xx (a refused credential, a bad
+ * request) and a gRPC refusal are final.
+ */
+export function isRetryable(error: unknown): boolean {
+  if (error instanceof A2AError) {
+    return false;
+  }
+  const code = (error as { code?: unknown } | null)?.code;
+  if (typeof code === 'number' && FINAL_GRPC_CODES.has(code)) {
+    return false;
+  }
+  const status = HTTP_STATUS.exec(error instanceof Error ? error.message : String(error))?.[1];
+  if (status !== undefined) {
+    const n = Number(status);
+    return n === 408 || n === 429 || n >= 500;
+  }
+  return true;
+}
+
+/** What the client is told about an upstream error. */
+export function describeUpstreamError(error: unknown): string {
+  if (error instanceof A2AError) {
+    return `${error.reason}: ${error.message}`;
+  }
+  const text = error instanceof Error ? error.message : String(error);
+  // A transport error quotes the whole response body: enough of it to say what it was.
+  return text.length > 300 ? `${text.slice(0, 300)}…` : text;
+}
