@@ -41,4 +41,22 @@ if [[ -z "${ADMIN_BOOTSTRAP_TOKEN:-}" ]]; then
   export ADMIN_BOOTSTRAP_TOKEN
   echo "web console: operators sign in with the token in .data/admin-token; the playground takes a tenant API key (demo-key)"
 fi
+# Imported A2A agents (docs/upstream.md): their secrets are sealed with UPSTREAM_SECRETS_KEY; without one, a local
+# key is made once and kept in .data/upstream-secrets.key. The example A2A server runs beside the platform on
+# 127.0.0.1, which the demo tenant may reach (UPSTREAM_ALLOWLIST), and is imported as demo/upstream-example.
+if [[ -z "${UPSTREAM_SECRETS_KEY:-}" ]]; then
+  UPSTREAM_SECRETS_KEY="$(node -e '
+    const fs = require("node:fs");
+    const file = ".data/upstream-secrets.key";
+    fs.mkdirSync(".data", { recursive: true });
+    if (!fs.existsSync(file) || fs.readFileSync(file, "utf8").trim() === "") {
+      fs.writeFileSync(file, require("node:crypto").randomBytes(32).toString("base64"), { mode: 0o600 });
+    }
+    process.stdout.write(fs.readFileSync(file, "utf8").trim());
+  ')"
+  export UPSTREAM_SECRETS_KEY
+fi
+export UPSTREAM_ALLOWLIST="${UPSTREAM_ALLOWLIST:-{\"${DEMO_TENANT:-demo}\":[\"127.0.0.1\"]\}}"
+export START_BRIDGE="${START_BRIDGE:-true}"
+export START_UPSTREAM_EXAMPLE="${START_UPSTREAM_EXAMPLE:-true}"
 exec node dist/apps/standalone/src/main.js

@@ -339,4 +339,9 @@ for (const signal of ['SIGINT', 'SIGTERM']) {
   });
 }
 
+// Started by a supervisor with an IPC channel (npm start): its closing means the supervisor is gone.
+if (process.send) {
+  process.once('disconnect', () => process.exit(0));
+}
+
 console.log(`upstream agent ready http=${httpServer.address().port} grpc=${grpcPort || 'none'}`);

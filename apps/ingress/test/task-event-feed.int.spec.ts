@@ -818,10 +818,12 @@ describe('ADR 0008 shared per-task reads', () => {
       for (let i = 1; i <= 3; i++) {
         await log.append([status('TASK_STATE_WORKING', `during ${i}`)]);
       }
-      await eventually(() => observed.reads.filter((a) => a === 8).length > 0, 10_000, 'read 8');
+      // The reader has moved past 6 once it reads after 7 or later: after one read of 7–9 together (their
+      // notices can arrive together on a busy machine), the next is after 9.
+      await eventually(() => observed.reads.some((a) => a >= 7), 10_000, 'a read after 7 or later');
       observed.hold = () => undefined;
       letGo();
-      // Every joiner's first answer ended at 6, behind the reader (8 or 9): each reads again from 6.
+      // Every joiner's first answer ended at 6, behind the reader (7 or later): each reads again from 6.
       await eventually(
         () => observed.reads.filter((after) => after === 6).length >= 1 + joinAfter.length,
         10_000,

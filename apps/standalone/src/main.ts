@@ -16,6 +16,7 @@ import { GrpcServers } from '../../task-service/src/grpc/grpc-servers';
 import { demoWorkerSecret, EXAMPLE_AGENTS, seedDemoTenant } from './demo-tenant';
 import { startLocalServers, type LocalServers } from './local-servers';
 import { StandaloneModule } from './standalone.module';
+import { importUpstreamExample } from './upstream-example';
 import { WorkerSupervisor } from './worker-supervisor';
 
 async function bootstrap(): Promise<void> {
@@ -65,6 +66,15 @@ async function run(config: PlatformConfig, servers: LocalServers, logger: Logger
   );
   if (config.SPAWN_EXAMPLE_WORKERS) {
     EXAMPLE_AGENTS.forEach((agentId) => supervisor.start(agentId));
+  }
+  if (config.START_BRIDGE && config.UPSTREAM_SECRETS_KEY) {
+    supervisor.startBridge();
+  } else if (config.START_BRIDGE) {
+    logger.warn('the bridge is off: UPSTREAM_SECRETS_KEY is unset, imported agents are not served');
+  }
+  if (config.START_UPSTREAM_EXAMPLE) {
+    supervisor.startUpstreamExample(config.UPSTREAM_EXAMPLE_PORT);
+    void importUpstreamExample(config, (message) => logger.log(message));
   }
   const base = config.PUBLIC_BASE_URL ?? `http://${config.INGRESS_HOST}:${config.INGRESS_PORT}`;
   logger.log(`A2A platform ready: ${base}/.well-known/agent-card.json (API key header X-API-Key)`);

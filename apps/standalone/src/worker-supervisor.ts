@@ -8,7 +8,8 @@ const MAX_RESTART_DELAY_MS = 5_000;
 const STABLE_RUN_MS = 30_000;
 
 /**
- * Runs the example agents as real worker processes (`apps/agents`), restarting one that dies, with backoff.
+ * Runs the example agents as real worker processes (`apps/agents`), and on request the bridge and the example
+ * A2A server, restarting one that dies, with backoff.
  * Each process connects to the task-service over gRPC like any external worker would. Every child holds an
  * IPC channel to this process and exits when it closes, so the workers never outlive the platform, even when
  * it is killed with SIGKILL.
@@ -24,23 +25,55 @@ export class WorkerSupervisor {
     private readonly env: Record<string, string | undefined>,
   ) {}
 
-  start(agentId: string, restartDelayMs = FIRST_RESTART_DELAY_MS): void {
-    const entry = join(__dirname, '..', '..', 'agents', 'src', 'main.js');
-    const child = spawn(process.execPath, [entry, agentId], {
-      env: { ...this.env, WORKER_TARGET: this.target, WORKER_SECRET: this.secretFor(agentId) },
+  /** Runs the example agent `agentId` as a worker. */
+  start(agentId: string): void {
+    this.run(agentId, join(__dirname, '..', '..', 'agents', 'src', 'main.js'), [agentId], {
+      WORKER_TARGET: this.target,
+      WORKER_SECRET: this.secretFor(agentId),
+    });
+  }
+
+  /** Runs the bridge, which serves the imported agents over the same worker port. */
+  startBridge(): void {
+    this.run('bridge', join(__dirname, '..', '..', 'bridge', 'src', 'main.js'), [], {
+      WORKER_TARGET: this.target,
+    });
+  }
+
+  /** Runs the example A2A server (`examples/upstream-agent`) on `httpPort` and the next port. */
+  startUpstreamExample(httpPort: number): void {
+    const root = join(__dirname, '..', '..', '..', '..');
+    this.run('upstream-example', join(root, 'examples', 'upstream-agent', 'server.mjs'), [], {
+      UPSTREAM_HTTP_PORT: String(httpPort),
+      UPSTREAM_GRPC_PORT: String(httpPort + 1),
+    });
+  }
+
+  private run(
+    name: string,
+    entry: string,
+    args: string[],
+    env: Record<string, string>,
+    restartDelayMs = FIRST_RESTART_DELAY_MS,
+  ): void {
+    const child = spawn(process.execPath, [entry, ...args], {
+      env: { ...this.env, ...env },
       stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
     });
     const startedAt = Date.now();
-    this.children.set(agentId, child);
+    this.children.set(name, child);
     child.on('exit', (code, signal) => {
-      this.children.delete(agentId);
+      this.children.delete(name);
       if (this.stopping) {
         return;
       }
       const delayMs =
         Date.now() - startedAt > STABLE_RUN_MS ? FIRST_RESTART_DELAY_MS : restartDelayMs;
-      this.logger.warn(`worker ${agentId} exited (${signal ?? code}); restarting in ${delayMs} ms`);
-      setTimeout(() => this.start(agentId, Math.min(delayMs * 2, MAX_RESTART_DELAY_MS)), delayMs);
+      this.logger.warn(`${name} exited (${signal ?? code}); restarting in ${delayMs} ms`);
+      setTimeout(
+        () => this.run(name, entry, args, env, Math.min(delayMs * 2, MAX_RESTART_DELAY_MS)),
+        delayMs,
+      );
     });
   }
 

@@ -390,6 +390,15 @@ export const standaloneSchema = z.object({
    * to a dispatcher elsewhere: push notifications stay on.
    */
   START_PUSH_DISPATCHER: bool.default('true'),
+  /** Run the bridge (apps/bridge) as a child process: it serves the imported agents (needs UPSTREAM_SECRETS_KEY). */
+  START_BRIDGE: bool.default('false'),
+  /**
+   * Run the example A2A server (examples/upstream-agent) as a child process and import it as the demo
+   * tenant's `upstream-example` (`npm start` does; needs the bridge to serve it).
+   */
+  START_UPSTREAM_EXAMPLE: bool.default('false'),
+  /** The example A2A server's HTTP port; its gRPC port is the next one. */
+  UPSTREAM_EXAMPLE_PORT: port.default(41301),
 });
 
 /**
