@@ -83,6 +83,19 @@ class NpmStart {
     }
   }
 
+  /** Waits until npm start printed `pattern`. */
+  async waitFor(pattern: RegExp, timeoutMs = 60_000): Promise<void> {
+    const deadline = Date.now() + timeoutMs;
+    while (!pattern.test(this.output)) {
+      if (!this.running || Date.now() > deadline) {
+        throw new Error(
+          `npm start did not print ${String(pattern)}:\n${this.output.slice(-6_000)}`,
+        );
+      }
+      await sleep(100);
+    }
+  }
+
   /** Sends `signal` to npm (or, with `group`, to its whole process group, as Ctrl-C does) and waits. */
   async stop(signal: NodeJS.Signals, group = false): Promise<number | null> {
     process.kill(group ? -this.pid : this.pid, signal);
@@ -118,7 +131,16 @@ describe('npm start on a bare laptop (no Postgres server, no Java, no Redis)', (
   let bin: string;
   let dataDir: string;
   let ports: Record<
-    'pg' | 'kafka' | 'redis' | 'embedded' | 'http' | 'grpc' | 'worker' | 'command',
+    | 'pg'
+    | 'kafka'
+    | 'redis'
+    | 'embedded'
+    | 'http'
+    | 'grpc'
+    | 'worker'
+    | 'command'
+    | 'upstream'
+    | 'upstreamGrpc',
     number
   >;
   let npm: NpmStart;
@@ -136,9 +158,8 @@ describe('npm start on a bare laptop (no Postgres server, no Java, no Redis)', (
       await symlink(tool === 'node' ? process.execPath : which(tool), join(bin, tool));
     }
     dataDir = join(root, 'postgres');
-    const [pg, kafka, redis, embedded, http, grpc, worker, command] = await Promise.all(
-      Array.from({ length: 8 }, () => freePort()),
-    );
+    const [pg, kafka, redis, embedded, http, grpc, worker, command, upstream, upstreamGrpc] =
+      await Promise.all(Array.from({ length: 10 }, () => freePort()));
     ports = {
       pg: pg!,
       kafka: kafka!,
@@ -148,6 +169,8 @@ describe('npm start on a bare laptop (no Postgres server, no Java, no Redis)', (
       grpc: grpc!,
       worker: worker!,
       command: command!,
+      upstream: upstream!,
+      upstreamGrpc: upstreamGrpc!,
     };
     npm = new NpmStart({
       PATH: bin,
@@ -162,6 +185,8 @@ describe('npm start on a bare laptop (no Postgres server, no Java, no Redis)', (
       A2A_GRPC_PORT: String(ports.grpc),
       WORKER_GRPC_PORT: String(ports.worker),
       TASK_SERVICE_GRPC_PORT: String(ports.command),
+      UPSTREAM_EXAMPLE_PORT: String(ports.upstream),
+      UPSTREAM_EXAMPLE_GRPC_PORT: String(ports.upstreamGrpc),
     });
   });
 
@@ -261,6 +286,20 @@ describe('npm start on a bare laptop (no Postgres server, no Java, no Redis)', (
     expect(task.status.state).toBe('TASK_STATE_COMPLETED');
     expect(task.artifacts?.[0]?.parts).toStrictEqual([{ text: 'hello from a laptop' }]);
     taskId = task.id;
+  });
+
+  it('hosts the example A2A server it runs beside it, imported as demo/upstream-example', async () => {
+    await npm.waitFor(/is hosted as demo\/upstream-example/);
+    await npm.waitFor(/serves upstream-example/);
+    const reply = await rawRpc(
+      `http://127.0.0.1:${ports.http}/agents/demo/upstream-example/jsonrpc`,
+      request('SendMessage', {
+        message: { messageId: 'laptop-up', role: 'ROLE_USER', parts: [{ text: 'echo hi' }] },
+      }),
+    );
+    const task = sentTask(reply);
+    expect(task.status.state).toBe('TASK_STATE_COMPLETED');
+    expect(task.artifacts?.flatMap((a) => a.parts.map((p) => p.text))).toContain('echo: hi');
   });
 
   it('serves the web console, whose operator signs in with the token npm start kept in .data/admin-token', async () => {

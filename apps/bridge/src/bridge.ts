@@ -121,10 +121,17 @@ export class Bridge {
       identity: `bridge:${key}@${hostname()}-${process.pid}`,
       logger: this.logger,
     });
-    const running = worker.run().catch((error: unknown) => {
+    const running = worker.run().catch(async (error: unknown) => {
+      // The platform refused the credential (e.g. a replica that has not seen a new import yet): the next
+      // poll starts the agent's worker again.
       this.logger.error(`the worker of imported agent ${key} stopped: ${String(error)}`);
+      if (this.served.get(key) === served) {
+        this.served.delete(key);
+        await close();
+      }
     });
-    this.served.set(key, { version: row.version, worker, running, close });
+    const served: Served = { version: row.version, worker, running, close };
+    this.served.set(key, served);
     this.logger.info(
       `bridge serves ${key} (version ${row.version}) from ${row.endpoint} over ${row.binding}`,
     );

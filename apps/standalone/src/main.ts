@@ -62,7 +62,8 @@ async function run(config: PlatformConfig, servers: LocalServers, logger: Logger
   const supervisor = new WorkerSupervisor(
     `${config.TASK_SERVICE_HOST}:${workerPort}`,
     (agentId) => demoWorkerSecret(config, agentId),
-    processEnv(),
+    // The database found or started here (the bridge reads the imported agents from it).
+    { ...processEnv(), POSTGRES_URL: config.POSTGRES_URL },
   );
   if (config.SPAWN_EXAMPLE_WORKERS) {
     EXAMPLE_AGENTS.forEach((agentId) => supervisor.start(agentId));
@@ -73,7 +74,10 @@ async function run(config: PlatformConfig, servers: LocalServers, logger: Logger
     logger.warn('the bridge is off: UPSTREAM_SECRETS_KEY is unset, imported agents are not served');
   }
   if (config.START_UPSTREAM_EXAMPLE) {
-    supervisor.startUpstreamExample(config.UPSTREAM_EXAMPLE_PORT);
+    supervisor.startUpstreamExample(
+      config.UPSTREAM_EXAMPLE_PORT,
+      config.UPSTREAM_EXAMPLE_GRPC_PORT,
+    );
     void importUpstreamExample(config, (message) => logger.log(message));
   }
   const base = config.PUBLIC_BASE_URL ?? `http://${config.INGRESS_HOST}:${config.INGRESS_PORT}`;

@@ -40,12 +40,12 @@ export class WorkerSupervisor {
     });
   }
 
-  /** Runs the example A2A server (`examples/upstream-agent`) on `httpPort` and the next port. */
-  startUpstreamExample(httpPort: number): void {
+  /** Runs the example A2A server (`examples/upstream-agent`) on its HTTP and gRPC ports. */
+  startUpstreamExample(httpPort: number, grpcPort: number): void {
     const root = join(__dirname, '..', '..', '..', '..');
     this.run('upstream-example', join(root, 'examples', 'upstream-agent', 'server.mjs'), [], {
       UPSTREAM_HTTP_PORT: String(httpPort),
-      UPSTREAM_GRPC_PORT: String(httpPort + 1),
+      UPSTREAM_GRPC_PORT: String(grpcPort),
     });
   }
 

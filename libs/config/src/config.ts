@@ -397,8 +397,9 @@ export const standaloneSchema = z.object({
    * tenant's `upstream-example` (`npm start` does; needs the bridge to serve it).
    */
   START_UPSTREAM_EXAMPLE: bool.default('false'),
-  /** The example A2A server's HTTP port; its gRPC port is the next one. */
+  /** The example A2A server's ports: JSON-RPC, HTTP+JSON and its card; gRPC. */
   UPSTREAM_EXAMPLE_PORT: port.default(41301),
+  UPSTREAM_EXAMPLE_GRPC_PORT: port.default(41302),
 });
 
 /**
