@@ -29,9 +29,16 @@ const APPS: Record<string, string> = {
   'a2a-relay': 'relay',
   'a2a-push-dispatcher': 'push-dispatcher',
   'a2a-admin-api': 'admin-api',
+  'a2a-bridge': 'bridge',
 };
 /** The Secrets the manifests reference and docs/deploy.md tells operators to provide. */
-const SECRETS = new Set(['a2a-postgres-app', 'a2a-redis', 'a2a-card-signing-key', 'a2a-admin']);
+const SECRETS = new Set([
+  'a2a-postgres-app',
+  'a2a-redis',
+  'a2a-card-signing-key',
+  'a2a-admin',
+  'a2a-upstream',
+]);
 const OPS_PORT = 9464;
 /** What a process's shutdown takes at most after its drain: the modules' close (libs/observability). */
 const CLOSE_TIMEOUT_S = 10;

@@ -25,6 +25,8 @@ export class Bridge {
   private readonly box: SecretBox;
   private readonly allowlist: PushAllowlist;
   private stopping = false;
+  /** The imported agents were read at least once. */
+  readOnce = false;
   private readonly stopped = new AbortController();
 
   constructor(
@@ -53,6 +55,7 @@ export class Bridge {
   /** Starts, restarts and stops workers to match the imported agents. */
   async reconcile(): Promise<void> {
     const rows = await this.store.all();
+    this.readOnce = true;
     const wanted = new Set<string>();
     for (const row of rows) {
       const key = keyOf(row);
@@ -76,6 +79,7 @@ export class Bridge {
     }
   }
 
+  /** Stops every worker (each hands its tasks back); again, it does nothing more. */
   async shutdown(): Promise<void> {
     this.stopping = true;
     this.stopped.abort();
