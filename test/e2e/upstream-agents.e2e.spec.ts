@@ -7,14 +7,17 @@ import { Role, TaskState, type StreamResponse } from '@a2a-js/sdk';
 import { ClientFactory } from '@a2a-js/sdk/client';
 import { createPool } from '@lib/event-store';
 import {
+  kafkaBrokers,
   startBridge,
   startUpstreamAgent,
+  uniqueTopic,
   type PlatformProcess,
   type UpstreamAgentProcess,
 } from '@lib/testing';
 import { randomBytes, randomUUID } from 'node:crypto';
 import type { Pool } from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createTopic } from '../../apps/relay/test/support/topic';
 import { bootStandalone, type Standalone } from './support/platform';
 import {
   asTask,
@@ -26,6 +29,7 @@ import {
   type SdkAgent,
   type SdkTransport,
 } from './support/sdk-client';
+import { WebhookReceiver } from './support/webhook-receiver';
 
 const TOKEN = `upstream-admin-${randomUUID()}`;
 const API_KEY = 'demo-key';
@@ -36,6 +40,7 @@ let platform: Standalone;
 let upstream: UpstreamAgentProcess;
 let bridge: PlatformProcess;
 let checks: Pool;
+let receiver: WebhookReceiver;
 let guarded: UpstreamAgentProcess;
 let fragile: UpstreamAgentProcess;
 const BEARER = `upstream-token-${randomUUID()}`;
@@ -97,10 +102,24 @@ beforeAll(async () => {
   upstream = await startUpstreamAgent({ UPSTREAM_NAME: 'Upstream example' });
   guarded = await startUpstreamAgent({ UPSTREAM_NAME: 'Guarded', UPSTREAM_BEARER_TOKEN: BEARER });
   fragile = await startUpstreamAgent({ UPSTREAM_NAME: 'Fragile', UPSTREAM_STREAMING: 'false' });
+  // The relay and the push dispatcher on the real broker and Redis: webhooks of imported agents' tasks.
+  const brokers = await kafkaBrokers();
+  const topic = uniqueTopic('upstream-e2e');
+  await createTopic(brokers, topic);
+  receiver = await WebhookReceiver.start();
+  const suffix = randomUUID().slice(0, 8);
   platform = await bootStandalone('e2e_upstream', {
     ADMIN_BOOTSTRAP_TOKEN: TOKEN,
     UPSTREAM_SECRETS_KEY: SECRETS_KEY,
     UPSTREAM_ALLOWLIST: ALLOWLIST,
+    START_RELAY: 'true',
+    START_PUSH_DISPATCHER: 'true',
+    KAFKA_BROKERS: brokers.join(','),
+    TASK_EVENTS_TOPIC: topic,
+    RELAY_IDLE_POLL_MS: '20',
+    PUSH_CONSUMER_GROUP: `upstream-e2e-${suffix}`,
+    PUSH_QUEUE_PREFIX: `upstream-e2e-${suffix}`,
+    PUSH_ALLOWLIST: ALLOWLIST,
   });
   checks = createPool(platform.db.url, { max: 2, applicationName: 'a2a-test:checks' });
   bridge = await startBridge(bridgeEnv());
@@ -110,6 +129,7 @@ afterAll(async () => {
   await bridge?.stop();
   await checks?.end();
   await platform?.close();
+  await receiver?.close();
   await upstream?.process.stop();
   await guarded?.process.stop();
   await fragile?.process.stop();
@@ -225,6 +245,34 @@ describe.each(SDK_TRANSPORTS)('an imported agent, called over %s', (transport) =
     );
     expect(stateName(task)).toBe('TASK_STATE_FAILED');
     expect(textOf(task.status?.message?.parts)).toBe('out of coffee');
+  });
+
+  it('delivers the webhook the client registered, for every change of a multi-turn task', async () => {
+    const url = receiver.url(`/hooks/${agent}`);
+    const first = asTask(
+      await sdk.client.sendMessage(
+        sendRequest(userMessage('ask'), { taskPushNotificationConfig: { url } }),
+      ),
+    );
+    expect(stateName(first)).toBe('TASK_STATE_INPUT_REQUIRED');
+    const second = asTask(
+      await sdk.client.sendMessage(
+        sendRequest(userMessage('Grace', { taskId: first.id, contextId: first.contextId })),
+      ),
+    );
+    expect(stateName(second)).toBe('TASK_STATE_COMPLETED');
+    // The task's last change, COMPLETED, reaches the receiver: every delivery before it was sent first.
+    await expect
+      .poll(() =>
+        receiver
+          .acceptedOf(first.id)
+          .map((post) => JSON.parse(post.body.toString('utf8')) as Record<string, unknown>)
+          .some((body) => JSON.stringify(body).includes('TASK_STATE_COMPLETED')),
+      )
+      .toBe(true);
+    const bodies = receiver.acceptedOf(first.id).map((post) => post.body.toString('utf8'));
+    expect(bodies.some((body) => body.includes('TASK_STATE_INPUT_REQUIRED'))).toBe(true);
+    expect(bodies.some((body) => body.includes('Hello, Grace!'))).toBe(true);
   });
 
   it('cancels the upstream task when the client cancels', async () => {
