@@ -18,6 +18,7 @@ import { randomBytes, randomUUID } from 'node:crypto';
 import type { Pool } from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTopic } from '../../apps/relay/test/support/topic';
+import { BadUpstream } from './support/bad-upstream';
 import { bootStandalone, type Standalone } from './support/platform';
 import {
   asTask,
@@ -41,6 +42,7 @@ let upstream: UpstreamAgentProcess;
 let bridge: PlatformProcess;
 let checks: Pool;
 let receiver: WebhookReceiver;
+let bad: BadUpstream;
 let guarded: UpstreamAgentProcess;
 let fragile: UpstreamAgentProcess;
 const BEARER = `upstream-token-${randomUUID()}`;
@@ -107,6 +109,7 @@ beforeAll(async () => {
   const topic = uniqueTopic('upstream-e2e');
   await createTopic(brokers, topic);
   receiver = await WebhookReceiver.start();
+  bad = await BadUpstream.start();
   const suffix = randomUUID().slice(0, 8);
   platform = await bootStandalone('e2e_upstream', {
     ADMIN_BOOTSTRAP_TOKEN: TOKEN,
@@ -120,6 +123,7 @@ beforeAll(async () => {
     PUSH_CONSUMER_GROUP: `upstream-e2e-${suffix}`,
     PUSH_QUEUE_PREFIX: `upstream-e2e-${suffix}`,
     PUSH_ALLOWLIST: ALLOWLIST,
+    UPSTREAM_CARD_TIMEOUT_MS: '2000',
   });
   checks = createPool(platform.db.url, { max: 2, applicationName: 'a2a-test:checks' });
   bridge = await startBridge(bridgeEnv());
@@ -130,6 +134,7 @@ afterAll(async () => {
   await checks?.end();
   await platform?.close();
   await receiver?.close();
+  await bad?.close();
   await upstream?.process.stop();
   await guarded?.process.stop();
   await fragile?.process.stop();
@@ -412,5 +417,49 @@ describe('an imported agent when things go wrong', () => {
     const sent = upstreamTask.history.filter((m) => m.messageId === messageId);
     expect(sent).toHaveLength(1);
     expect(stateName(upstreamTask)).toBe('TASK_STATE_COMPLETED');
+  });
+});
+
+describe('a bad upstream', () => {
+  it.each([
+    ['not-json', /did not answer JSON/],
+    ['huge', /exceeds 262144 bytes/],
+    ['slow', /took too long/],
+    ['redirect', /answered 302 \(a redirect, not followed\)/],
+  ])('a card that is %s is a clear import error, and nothing is created', async (kind, error) => {
+    const refused = await importAgent(`bad-card-${kind}`, { cardUrl: `${bad.base}/cards/${kind}` });
+    expect(refused.status).toBe(400);
+    expect(refused.body['error']).toMatchObject({
+      message: expect.stringMatching(error) as unknown,
+      fields: [{ field: 'cardUrl' }],
+    });
+    expect((await admin('GET', `/admin/v1/tenants/demo/agents/bad-card-${kind}`)).status).toBe(404);
+  });
+
+  it.each([
+    ['garbage', /^Bad garbage refused: /],
+    ['redirect', /^Bad redirect refused: .*307/],
+    [
+      'other-task',
+      /^Bad other-task sent an event of task task-b while this message went to task task-a/,
+    ],
+  ] as const)('an upstream that answers %s fails the task, saying so', async (mode, error) => {
+    const imported = await importAgent(`bad-${mode}`, { cardUrl: bad.cardUrl(mode) });
+    expect(imported.status, JSON.stringify(imported.body)).toBe(201);
+    const sdk = await clientOf('JSONRPC', `bad-${mode}`);
+    const task = asTask(await sdk.client.sendMessage(sendRequest(userMessage('hello'))));
+    expect(stateName(task)).toBe('TASK_STATE_FAILED');
+    expect(textOf(task.status?.message?.parts)).toMatch(error);
+  });
+
+  it('an upstream that closes its stream early is read again: the task ends as the upstream says, sent once', async () => {
+    const imported = await importAgent('bad-early-close', { cardUrl: bad.cardUrl('early-close') });
+    expect(imported.status).toBe(201);
+    const sdk = await clientOf('JSONRPC', 'bad-early-close');
+    const task = asTask(await sdk.client.sendMessage(sendRequest(userMessage('hello'))));
+    expect(stateName(task)).toBe('TASK_STATE_COMPLETED');
+    expect(task.artifacts.map((a) => textOf(a.parts))).toContain('finished after all');
+    const sends = bad.calls.filter((c) => c.mode === 'early-close' && c.method.startsWith('Send'));
+    expect(sends).toHaveLength(1);
   });
 });

@@ -15,11 +15,12 @@ const HTTP_STATUS = /(?:Status: |establishing stream for \S+: )(\d{3})\b/;
 
 /**
  * Whether another try may succeed: no connection, a broken stream, a timeout, an HTTP 408, 429 or 5xx, gRPC
- * UNAVAILABLE and the like. An A2A error the upstream answered, an HTTP 4xx (a refused credential, a bad
- * request) and a gRPC refusal are final.
+ * UNAVAILABLE and the like. An A2A error the upstream answered, an answer that is not JSON, any other HTTP
+ * status (a refused credential, a bad request, a redirect) and a gRPC refusal are final.
  */
 export function isRetryable(error: unknown): boolean {
-  if (error instanceof A2AError) {
+  // An A2A error is the upstream's answer; an answer that is not JSON will not become JSON on a retry.
+  if (error instanceof A2AError || error instanceof SyntaxError) {
     return false;
   }
   const code = (error as { code?: unknown } | null)?.code;

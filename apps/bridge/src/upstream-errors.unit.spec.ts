@@ -28,6 +28,10 @@ describe('isRetryable', () => {
       ),
     ).toBe(false);
     expect(isRetryable(Object.assign(new Error('16 UNAUTHENTICATED'), { code: 16 }))).toBe(false);
+    expect(isRetryable(new SyntaxError('Unexpected end of JSON input'))).toBe(false);
+    expect(
+      isRetryable(new Error('HTTP error for SendMessage! Status: 307 Temporary Redirect.')),
+    ).toBe(false);
   });
 });
 

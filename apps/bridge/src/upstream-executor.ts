@@ -217,10 +217,10 @@ class UpstreamRun {
             return;
           }
         }
-      } else {
-        await sleep(waitMs, undefined, { signal: this.context.signal });
-        waitMs = Math.min(waitMs * 2, this.settings.maxWaitMs);
       }
+      // A poll found the task still running, or its stream ended before the task did: read it again soon.
+      await sleep(waitMs, undefined, { signal: this.context.signal });
+      waitMs = Math.min(waitMs * 2, this.settings.maxWaitMs);
     }
   }
 
