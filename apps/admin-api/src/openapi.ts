@@ -681,12 +681,16 @@ export const ADMIN_OPENAPI = {
       },
       Agent: {
         type: 'object',
-        required: ['tenantId', 'agentId', 'card', 'policy', 'createdAt', 'updatedAt'],
+        required: ['tenantId', 'agentId', 'card', 'policy', 'imported', 'createdAt', 'updatedAt'],
         properties: {
           tenantId: { type: 'string' },
           agentId: { type: 'string' },
           card: ref('AgentCard'),
           policy: ref('WorkerPolicy'),
+          imported: {
+            type: 'boolean',
+            description: 'imported from an A2A server (its upstream: GET …/upstream)',
+          },
           createdAt: { type: 'string', format: 'date-time' },
           updatedAt: { type: 'string', format: 'date-time' },
         },

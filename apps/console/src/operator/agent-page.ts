@@ -3,7 +3,7 @@ import { fieldText } from '../shared/session';
 import { agentForm, readAgentForm } from './agent-form';
 import { adminPath, OperatorPage, problemText, when } from './page';
 import './secret-once';
-import type { Agent, Issued, WorkerCredential } from './types';
+import type { Agent, ImportedAgent, Issued, Upstream, WorkerCredential } from './types';
 
 /** One agent: its card as clients see its fields, its worker policy, its definition's form, its worker credentials. */
 export class AgentPage extends OperatorPage {
@@ -11,6 +11,8 @@ export class AgentPage extends OperatorPage {
     agentId: { attribute: false },
     agent: { state: true },
     credentials: { state: true },
+    upstream: { state: true },
+    synced: { state: true },
     issued: { state: true },
     editing: { state: true },
   };
@@ -18,6 +20,9 @@ export class AgentPage extends OperatorPage {
   declare agentId: string;
   declare agent: Agent | null;
   declare credentials: WorkerCredential[] | null;
+  declare upstream: Upstream | null;
+  /** What the last "Read the card again" found. */
+  declare synced: string | null;
   declare issued: string | null;
   declare editing: boolean;
 
@@ -26,6 +31,8 @@ export class AgentPage extends OperatorPage {
     this.agentId = '';
     this.agent = null;
     this.credentials = null;
+    this.upstream = null;
+    this.synced = null;
     this.issued = null;
     this.editing = false;
   }
@@ -51,6 +58,25 @@ export class AgentPage extends OperatorPage {
     if (loaded) {
       this.agent = loaded[0];
       this.credentials = loaded[1].workerCredentials;
+      if (loaded[0].imported) {
+        this.upstream =
+          (await this.attempt('Loading the upstream', () =>
+            this.api.get<Upstream>(adminPath([...this.path, 'upstream'])),
+          )) ?? null;
+      }
+    }
+  }
+
+  private async sync(): Promise<void> {
+    const synced = await this.attempt('Reading the card again', () =>
+      this.api.request<ImportedAgent>('POST', adminPath([...this.path, 'sync'])),
+    );
+    if (synced) {
+      this.agent = synced.agent;
+      this.upstream = synced.upstream;
+      this.synced = synced.changed
+        ? 'The card changed: its new version is served.'
+        : 'The card is unchanged.';
     }
   }
 
@@ -119,7 +145,37 @@ export class AgentPage extends OperatorPage {
       </div>
       ${this.feedback()}
       ${agent && this.editing ? agentForm(agent, (event) => void this.save(event)) : nothing}
-      ${agent ? this.card(agent) : nothing} ${this.credentials ? this.workerCredentials() : nothing}`;
+      ${agent ? this.card(agent) : nothing}
+      ${this.upstream ? this.upstreamPanel(this.upstream) : nothing}
+      ${this.credentials ? this.workerCredentials() : nothing}`;
+  }
+
+  private upstreamPanel(upstream: Upstream): TemplateResult {
+    return html`<section class="panel" aria-labelledby="upstream">
+      <div class="toolbar">
+        <h2 id="upstream">Imported from an A2A server</h2>
+        <button type="button" class="secondary" @click=${() => void this.sync()}>
+          Read the card again
+        </button>
+      </div>
+      <dl class="facts">
+        <dt>Card</dt>
+        <dd><code>${upstream.cardUrl}</code></dd>
+        <dt>Called at</dt>
+        <dd><code>${upstream.endpoint}</code> over ${upstream.binding}</dd>
+        <dt>Streams</dt>
+        <dd>${upstream.streaming ? 'yes' : 'no (polled)'}</dd>
+        <dt>Card signature</dt>
+        <dd>
+          ${upstream.cardSigned ? (upstream.cardVerified ? 'verified' : 'not verified') : 'none'}
+        </dd>
+        <dt>Headers sent</dt>
+        <dd>${upstream.headerNames.join(', ') || 'none'}</dd>
+        <dt>Version</dt>
+        <dd>${upstream.version}, read ${when(upstream.syncedAt)}</dd>
+      </dl>
+      ${this.synced ? html`<p role="status">${this.synced}</p>` : nothing}
+    </section>`;
   }
 
   private card(agent: Agent): TemplateResult {

@@ -1,19 +1,26 @@
 import { html, nothing, type TemplateResult } from 'lit';
 import { agentForm, readAgentForm } from './agent-form';
+import { importForm, readImportForm } from './import-form';
 import { adminPath, OperatorPage, problemText, routeHref, when } from './page';
-import type { Agent } from './types';
+import type { Agent, ImportedAgent } from './types';
 
 /** A tenant's agents: the list, and the form that defines a new one. */
 export class AgentsPage extends OperatorPage {
-  static override properties = { agents: { state: true }, creating: { state: true } };
+  static override properties = {
+    agents: { state: true },
+    creating: { state: true },
+    importing: { state: true },
+  };
 
   declare agents: Agent[] | null;
   declare creating: boolean;
+  declare importing: boolean;
 
   constructor() {
     super();
     this.agents = null;
     this.creating = false;
+    this.importing = false;
   }
 
   override connectedCallback(): void {
@@ -51,6 +58,27 @@ export class AgentsPage extends OperatorPage {
     }
   }
 
+  private async import(event: SubmitEvent): Promise<void> {
+    event.preventDefault();
+    let read: ReturnType<typeof readImportForm>;
+    try {
+      read = readImportForm(event.target as HTMLFormElement);
+    } catch (error) {
+      this.error = problemText(error);
+      return;
+    }
+    const imported = await this.attempt('Importing the agent', () =>
+      this.api.request<ImportedAgent>(
+        'POST',
+        adminPath(['tenants', this.tenantId, 'agents', read.agentId, 'import']),
+        read.body,
+      ),
+    );
+    if (imported) {
+      location.hash = routeHref(['tenants', this.tenantId, 'agents', imported.agent.agentId]);
+    }
+  }
+
   override render(): TemplateResult {
     return html`<div class="toolbar">
         <h1>Agents of ${this.tenantId}</h1>
@@ -62,9 +90,18 @@ export class AgentsPage extends OperatorPage {
         >
           New agent
         </button>
+        <button
+          type="button"
+          class="secondary"
+          aria-expanded=${String(this.importing)}
+          @click=${() => (this.importing = !this.importing)}
+        >
+          Import from an A2A server
+        </button>
       </div>
       ${this.feedback()}
       ${this.creating ? agentForm(null, (event) => void this.create(event)) : nothing}
+      ${this.importing ? importForm((event) => void this.import(event)) : nothing}
       ${this.agents
         ? this.agents.length === 0
           ? html`<p>No agents yet.</p>`
@@ -90,7 +127,10 @@ export class AgentsPage extends OperatorPage {
                           >${agent.agentId}</a
                         >
                       </td>
-                      <td>${agent.card.name}</td>
+                      <td>
+                        ${agent.card.name}
+                        ${agent.imported ? html`<span class="tag">imported</span>` : nothing}
+                      </td>
                       <td>${agent.card.version}</td>
                       <td>
                         ${(agent.card.skills ?? []).map(

@@ -52,8 +52,33 @@ export interface Agent {
   agentId: string;
   card: AgentCard;
   policy: WorkerPolicy;
+  /** Imported from an A2A server: served by the bridge (docs/upstream.md). */
+  imported: boolean;
   createdAt: string;
   updatedAt: string;
+}
+
+/** Where an imported agent forwards to; header values are never answered. */
+export interface Upstream {
+  cardUrl: string;
+  binding: string;
+  endpoint: string;
+  streaming: boolean;
+  cardSigned: boolean;
+  cardVerified: boolean;
+  headerNames: string[];
+  headersSetAt: string | null;
+  version: number;
+  importedAt: string;
+  syncedAt: string;
+}
+
+/** The answer of an import or a sync. */
+export interface ImportedAgent {
+  agent: Agent;
+  upstream: Upstream;
+  changed: boolean;
+  created: boolean;
 }
 
 export interface AgentDefinition {

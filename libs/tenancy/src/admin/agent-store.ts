@@ -11,6 +11,8 @@ import {
 export interface AgentRecord extends AgentDefinition {
   tenantId: TenantId;
   agentId: AgentId;
+  /** Imported from an A2A server (docs/upstream.md): served by the bridge. */
+  imported: boolean;
   createdAt: string;
   updatedAt: string;
 }
@@ -25,10 +27,14 @@ interface AgentRow {
   max_concurrency: number | null;
   created_at: Date;
   updated_at: Date;
+  imported: boolean;
 }
 
 const COLUMNS =
   'tenant_id, agent_id, profile, on_lease_lost, max_attempts, lease_ttl_ms, max_concurrency, created_at, updated_at';
+/** Whether the agent `a` is imported from an A2A server. */
+const IMPORTED = `EXISTS (SELECT 1 FROM ops.agent_upstreams u
+  WHERE u.tenant_id = a.tenant_id AND u.agent_id = a.agent_id) AS imported`;
 
 /**
  * `ops.agents`: the agents a tenant hosts, each with its card definition and worker policy. Every replica
@@ -70,7 +76,7 @@ export class AgentStore {
                    max_concurrency = EXCLUDED.max_concurrency, updated_at = now()
              RETURNING ${COLUMNS.split(', ')
                .map((c) => `a.${c}`)
-               .join(', ')}, (xmax = 0) AS created`,
+               .join(', ')}, ${IMPORTED}, (xmax = 0) AS created`,
         values: [
           ref.tenantId,
           ref.agentId,
@@ -93,7 +99,7 @@ export class AgentStore {
 
   async list(tenantId: TenantId): Promise<AgentRecord[]> {
     const result = await this.pool.query<AgentRow>(
-      `SELECT ${COLUMNS} FROM ops.agents WHERE tenant_id = $1 ORDER BY agent_id`,
+      `SELECT ${COLUMNS}, ${IMPORTED} FROM ops.agents a WHERE tenant_id = $1 ORDER BY agent_id`,
       [tenantId],
     );
     return result.rows.map(agentOf);
@@ -101,7 +107,7 @@ export class AgentStore {
 
   async get(ref: AgentRef): Promise<AgentRecord> {
     const result = await this.pool.query<AgentRow>(
-      `SELECT ${COLUMNS} FROM ops.agents WHERE tenant_id = $1 AND agent_id = $2`,
+      `SELECT ${COLUMNS}, ${IMPORTED} FROM ops.agents a WHERE tenant_id = $1 AND agent_id = $2`,
       [ref.tenantId, ref.agentId],
     );
     const row = result.rows[0];
@@ -141,6 +147,7 @@ function agentOf(row: AgentRow): AgentRecord {
     agentId: agentIdOf(row.agent_id),
     card: row.profile,
     policy,
+    imported: row.imported,
     createdAt: row.created_at.toISOString(),
     updatedAt: row.updated_at.toISOString(),
   };
