@@ -124,6 +124,8 @@ beforeAll(async () => {
     PUSH_QUEUE_PREFIX: `upstream-e2e-${suffix}`,
     PUSH_ALLOWLIST: ALLOWLIST,
     UPSTREAM_CARD_TIMEOUT_MS: '2000',
+    // Every imported card is read again each second (the default is an hour).
+    UPSTREAM_SYNC_INTERVAL_MS: '1000',
   });
   checks = createPool(platform.db.url, { max: 2, applicationName: 'a2a-test:checks' });
   bridge = await startBridge(bridgeEnv());
@@ -417,6 +419,40 @@ describe('an imported agent when things go wrong', () => {
     const sent = upstreamTask.history.filter((m) => m.messageId === messageId);
     expect(sent).toHaveLength(1);
     expect(stateName(upstreamTask)).toBe('TASK_STATE_COMPLETED');
+  });
+});
+
+describe('an imported agent’s card', () => {
+  it('is read again on a schedule: a changed card is a new version, served and audited', async () => {
+    const before = await startUpstreamAgent({ UPSTREAM_NAME: 'Before' });
+    const imported = await importAgent('renamed', { cardUrl: before.cardUrl });
+    expect(imported.status).toBe(201);
+    await before.process.stop();
+    const after = await startUpstreamAgent({
+      UPSTREAM_NAME: 'After',
+      UPSTREAM_HTTP_PORT: String(before.httpPort),
+      UPSTREAM_GRPC_PORT: String(before.grpcPort),
+    });
+    try {
+      const name = async () =>
+        (
+          (await (await fetch(`${platform.baseUrl}${cardPath('renamed')}`)).json()) as {
+            name: string;
+          }
+        ).name;
+      await expect.poll(name, { timeout: 30_000 }).toBe('After');
+      const upstreamNow = await admin('GET', '/admin/v1/tenants/demo/agents/renamed/upstream');
+      expect(upstreamNow.body['version']).toBe(2);
+      const audit = await admin(
+        'GET',
+        '/admin/v1/tenants/demo/audit?operation=admin.agent.sync&resource=agent/renamed&outcome=ok',
+      );
+      const records = audit.body['records'] as { principalId: string }[];
+      expect(records.map((r) => r.principalId)).toContain('platform:upstream-sync');
+      await bridge.waitForOutput(/bridge serves demo\/renamed \(version 2\)/, 30_000);
+    } finally {
+      await after.process.stop();
+    }
   });
 });
 

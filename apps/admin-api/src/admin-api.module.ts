@@ -46,6 +46,7 @@ import { TenantUsageReader } from './tenant-usage';
 import { TenantsController } from './tenants.controller';
 import { ADMIN_CONFIG, ADMIN_PG_POOL, ADMIN_REDIS } from './tokens';
 import { UpstreamImporter } from './upstream-importer';
+import { UpstreamSyncSchedule } from './upstream-sync';
 import { UpstreamsController } from './upstreams.controller';
 import { WhoAmIController } from './whoami.controller';
 import { WorkersController } from './workers.controller';
@@ -183,6 +184,7 @@ export class AdminApiModule implements NestModule {
             new UpstreamImporter(config, agents, credentials, new UpstreamStore(pool)),
           inject: [ADMIN_PG_POOL, AgentStore, CredentialStore],
         },
+        UpstreamSyncSchedule,
         PushLanes,
         TaskAdminStore,
         TaskChangeFeed,

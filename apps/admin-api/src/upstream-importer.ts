@@ -1,3 +1,4 @@
+import { canonicalize } from '@lib/a2a-protocol';
 import type { AdminApiConfig } from '@lib/config';
 import { guardedFetch, PushAllowlist, type GuardedFetch } from '@lib/push';
 import {
@@ -168,36 +169,55 @@ export class UpstreamImporter {
       }
       throw error;
     }
-    const policy = await this.agents.get(ref).then(
-      (agent) => agent.policy,
-      (error: unknown) => {
-        if (error instanceof NotFound) {
-          return undefined;
-        }
-        throw error;
-      },
-    );
-    const { agent, created } = await this.agents.write(ref, {
-      card: imported.definition,
-      policy: policy ?? {
-        onLeaseLost: 'redispatch',
-        maxAttempts: 3,
-        leaseTtlMs: null,
-        maxConcurrency: null,
-      },
+    const existing = await this.agents.get(ref).catch((error: unknown) => {
+      if (error instanceof NotFound) {
+        return undefined;
+      }
+      throw error;
     });
-    // The bridge's worker credential: issued once, and issued again under the same id and secret on every
-    // import (which also takes back a revocation an operator made by mistake).
-    const workerSecret = how.before
-      ? box.open(how.before.workerSecretSealed, sealContext(ref, 'worker-secret'))
-      : undefined;
-    const issued = await this.credentials.issueWorkerCredential(
-      ref,
-      { label: 'upstream bridge' },
-      how.before && workerSecret !== undefined
-        ? { credentialId: how.before.workerCredentialId, secret: workerSecret }
-        : undefined,
-    );
+    // An unchanged card is not written again: its ETag, caches and `updatedAt` stay as they are.
+    const unchanged =
+      existing !== undefined && canonicalize(existing.card) === canonicalize(imported.definition);
+    const { agent, created } = unchanged
+      ? { agent: existing, created: false }
+      : await this.agents.write(ref, {
+          card: imported.definition,
+          policy: existing?.policy ?? {
+            onLeaseLost: 'redispatch',
+            maxAttempts: 3,
+            leaseTtlMs: null,
+            maxConcurrency: null,
+          },
+        });
+    // The bridge's worker credential: issued at the first import, and issued again under the same id and
+    // secret on every import (which also takes back a revocation an operator made by mistake); a sync
+    // leaves it alone.
+    let credential: { credentialId: string; sealed: Buffer };
+    if (how.before && !how.sealHeaders) {
+      credential = {
+        credentialId: how.before.workerCredentialId,
+        sealed: how.before.workerSecretSealed,
+      };
+    } else if (how.before) {
+      const secret = box.open(how.before.workerSecretSealed, sealContext(ref, 'worker-secret'));
+      await this.credentials.issueWorkerCredential(
+        ref,
+        { label: 'upstream bridge' },
+        { credentialId: how.before.workerCredentialId, secret },
+      );
+      credential = {
+        credentialId: how.before.workerCredentialId,
+        sealed: how.before.workerSecretSealed,
+      };
+    } else {
+      const issued = await this.credentials.issueWorkerCredential(ref, {
+        label: 'upstream bridge',
+      });
+      credential = {
+        credentialId: issued.credential.credentialId,
+        sealed: box.seal(issued.secret, sealContext(ref, 'worker-secret')),
+      };
+    }
     const names = Object.keys(how.headers).sort();
     const { row, changed } = await this.upstreams.put(ref, {
       cardUrl: how.cardUrl,
@@ -219,12 +239,10 @@ export class UpstreamImporter {
             },
           }
         : {}),
-      workerCredentialId: issued.credential.credentialId,
-      workerSecretSealed:
-        how.before?.workerSecretSealed ??
-        box.seal(issued.secret, sealContext(ref, 'worker-secret')),
+      workerCredentialId: credential.credentialId,
+      workerSecretSealed: credential.sealed,
     });
-    return { agent, upstream: summaryOf(row), changed: changed || created, created };
+    return { agent, upstream: summaryOf(row), changed: changed || !unchanged, created };
   }
 
   private secretBox(): SecretBox {

@@ -209,6 +209,11 @@ export const upstreamSchema = z.object({
   UPSTREAM_CARD_TIMEOUT_MS: ms.default(5_000),
   /** Bytes of an upstream agent card read at most; a larger card is refused. */
   UPSTREAM_CARD_LIMIT_BYTES: z.coerce.number().int().positive().default(262_144),
+  /**
+   * The admin API reads every imported agent's card again this often (a change is a new version of its
+   * definition, audited); 0: only `agents sync` does.
+   */
+  UPSTREAM_SYNC_INTERVAL_MS: z.coerce.number().int().min(0).default(3_600_000),
 });
 
 /** Tenant quotas, enforced by every ingress replica (counted in Redis, shared). */

@@ -148,6 +148,20 @@ export class UpstreamStore {
     return row ? rowOf(row) : undefined;
   }
 
+  /** The imported agents whose card was last read more than `intervalMs` ago. */
+  async dueForSync(intervalMs: number): Promise<AgentRef[]> {
+    const result = await this.pool.query<{ tenant_id: string; agent_id: string }>(
+      `SELECT tenant_id, agent_id FROM ops.agent_upstreams
+        WHERE synced_at < now() - make_interval(secs => $1 / 1000.0)
+        ORDER BY synced_at`,
+      [intervalMs],
+    );
+    return result.rows.map((row) => ({
+      tenantId: tenantIdOf(row.tenant_id),
+      agentId: agentIdOf(row.agent_id),
+    }));
+  }
+
   /** Every imported agent of every tenant: what the bridge serves. */
   async all(): Promise<UpstreamRow[]> {
     const result = await this.pool.query<Row>(
