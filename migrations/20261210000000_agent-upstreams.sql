@@ -21,6 +21,10 @@ CREATE TABLE ops.agent_upstreams (
   headers_sealed bytea,
   header_names text[] NOT NULL DEFAULT '{}',
   headers_set_at timestamptz,
+  -- OAuth 2 client credentials (RFC 6749 §4.4) the bridge gets its bearer tokens with: the token URL, client id
+  -- and scope in clear, the client secret sealed; NULL when none.
+  oauth2 jsonb,
+  oauth2_secret_sealed bytea,
   worker_credential_id text NOT NULL,
   worker_secret_sealed bytea NOT NULL,
   -- Grows with every change the bridge must pick up (a new card, binding or header).

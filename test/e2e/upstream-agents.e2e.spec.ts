@@ -15,6 +15,7 @@ import {
   type UpstreamAgentProcess,
 } from '@lib/testing';
 import { randomBytes, randomUUID } from 'node:crypto';
+import { createServer, type Server } from 'node:http';
 import type { Pool } from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTopic } from '../../apps/relay/test/support/topic';
@@ -325,6 +326,52 @@ describe('an imported agent when things go wrong', () => {
     const sdk = await clientOf('JSONRPC', 'guarded');
     const task = asTask(await sdk.client.sendMessage(sendRequest(userMessage('echo with a key'))));
     expect(stateName(task)).toBe('TASK_STATE_COMPLETED');
+  });
+
+  it('gets a bearer token with OAuth 2 client credentials, once for many tasks, and never shows the secret', async () => {
+    const forms: URLSearchParams[] = [];
+    const tokenServer: Server = createServer((req, res) => {
+      let body = '';
+      req.on('data', (chunk: Buffer) => (body += chunk.toString('utf8')));
+      req.on('end', () => {
+        const form = new URLSearchParams(body);
+        forms.push(form);
+        const good = form.get('client_id') === 'bridge' && form.get('client_secret') === 'cs-1';
+        res
+          .writeHead(good ? 200 : 401, { 'Content-Type': 'application/json' })
+          .end(
+            JSON.stringify(
+              good
+                ? { access_token: BEARER, token_type: 'Bearer', expires_in: 3600 }
+                : { error: 'invalid_client' },
+            ),
+          );
+      });
+    });
+    await new Promise<void>((resolve) => tokenServer.listen(0, '127.0.0.1', resolve));
+    try {
+      const tokenUrl = `http://127.0.0.1:${(tokenServer.address() as { port: number }).port}/token`;
+      const imported = await importAgent('oauth', {
+        cardUrl: guarded.cardUrl,
+        oauth2: { tokenUrl, clientId: 'bridge', clientSecret: 'cs-1', scope: 'a2a' },
+      });
+      expect(imported.status, JSON.stringify(imported.body)).toBe(201);
+      expect(imported.body['upstream']).toMatchObject({
+        oauth2: { tokenUrl, clientId: 'bridge', scope: 'a2a' },
+      });
+      expect(JSON.stringify(imported.body)).not.toContain('cs-1');
+      const sdk = await clientOf('HTTP+JSON', 'oauth');
+      for (const text of ['echo one', 'echo two', 'echo three']) {
+        const task = asTask(await sdk.client.sendMessage(sendRequest(userMessage(text))));
+        expect(stateName(task)).toBe('TASK_STATE_COMPLETED');
+      }
+      expect(forms).toHaveLength(1);
+      expect(forms[0]?.get('grant_type')).toBe('client_credentials');
+      expect(forms[0]?.get('scope')).toBe('a2a');
+    } finally {
+      tokenServer.closeAllConnections();
+      await new Promise<void>((resolve) => tokenServer.close(() => resolve()));
+    }
   });
 
   it('fails the task with the upstream’s refusal when the credential is wrong, and rotates it by importing again', async () => {

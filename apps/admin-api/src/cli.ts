@@ -12,6 +12,7 @@ const USAGE = `usage: npm run admin -- <command> [arguments] [options]
   agents put <tenant> <agent> --file <definition.json>
   agents list <tenant> | get <tenant> <agent> | delete <tenant> <agent>
   agents import <tenant> <agent> --card-url <URL> [--header "Name: value"]… [--binding JSONRPC|HTTP+JSON|GRPC]
+                [--oauth2-token-url <URL> --oauth2-client-id <id> --oauth2-client-secret <secret> [--oauth2-scope <s>]]
                                     hosts an existing A2A server (docs/upstream.md); again to change it
   agents sync <tenant> <agent>      reads an imported agent's card again
   agents upstream <tenant> <agent>  where an imported agent forwards to (header names only)
@@ -59,6 +60,10 @@ const OPTIONS = [
   'state',
   'card-url',
   'binding',
+  'oauth2-token-url',
+  'oauth2-client-id',
+  'oauth2-client-secret',
+  'oauth2-scope',
 ] as const;
 
 const segment = (value: string | undefined): string => {
@@ -180,6 +185,18 @@ function callOf(positionals: readonly string[], options: Options): Call {
           cardUrl: options['card-url'] ?? usage(),
           ...(options.header ? { headers: headersOf(options.header) } : {}),
           ...(options['binding'] !== undefined ? { binding: options['binding'] } : {}),
+          ...(options['oauth2-token-url'] !== undefined
+            ? {
+                oauth2: {
+                  tokenUrl: options['oauth2-token-url'],
+                  clientId: options['oauth2-client-id'] ?? usage(),
+                  clientSecret: options['oauth2-client-secret'] ?? usage(),
+                  ...(options['oauth2-scope'] !== undefined
+                    ? { scope: options['oauth2-scope'] }
+                    : {}),
+                },
+              }
+            : {}),
         },
       };
     case 'agents sync':

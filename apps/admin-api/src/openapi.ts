@@ -708,6 +708,20 @@ export const ADMIN_OPENAPI = {
             additionalProperties: { type: 'string', maxLength: 8192 },
           },
           binding: { enum: ['JSONRPC', 'HTTP+JSON', 'GRPC'] },
+          oauth2: {
+            type: 'object',
+            description:
+              'OAuth 2 client credentials (RFC 6749 §4.4): the bridge gets a bearer token at tokenUrl and ' +
+              'sends it upstream, cached until it expires; the secret is stored sealed, never answered.',
+            required: ['tokenUrl', 'clientId', 'clientSecret'],
+            properties: {
+              tokenUrl: { type: 'string', format: 'uri' },
+              clientId: { type: 'string' },
+              clientSecret: { type: 'string', writeOnly: true },
+              scope: { type: 'string' },
+            },
+            additionalProperties: false,
+          },
         },
         additionalProperties: false,
       },
@@ -735,6 +749,14 @@ export const ADMIN_OPENAPI = {
           cardVerified: { type: 'boolean' },
           headerNames: { type: 'array', items: { type: 'string' } },
           headersSetAt: { type: ['string', 'null'], format: 'date-time' },
+          oauth2: {
+            type: ['object', 'null'],
+            properties: {
+              tokenUrl: { type: 'string' },
+              clientId: { type: 'string' },
+              scope: { type: 'string' },
+            },
+          },
           workerCredentialId: { type: 'string' },
           version: { type: 'integer' },
           importedAt: { type: 'string', format: 'date-time' },

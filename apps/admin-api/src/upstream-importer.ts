@@ -25,6 +25,7 @@ import {
   type UpstreamRow,
   type UpstreamStore,
   type UpstreamSummary,
+  type UpstreamWrite,
 } from '@lib/upstream';
 import { z } from 'zod';
 
@@ -54,6 +55,20 @@ const importSchema = z
     /** Headers sent with the card request and every call upstream (an API key, `Authorization`). */
     headers: z.record(headerName, headerValue).optional(),
     binding: z.enum(UPSTREAM_BINDINGS).optional(),
+    /** OAuth 2 client credentials the bridge gets bearer tokens with (RFC 6749 §4.4). */
+    oauth2: z
+      .object({
+        tokenUrl: z
+          .string()
+          .url()
+          .max(2_048)
+          .refine((url) => /^https?:\/\//.test(url), 'must be an http(s) URL'),
+        clientId: z.string().min(1).max(1_024),
+        clientSecret: z.string().min(1).max(4_096),
+        scope: z.string().min(1).max(1_024).optional(),
+      })
+      .strict()
+      .optional(),
   })
   .strict();
 
@@ -105,11 +120,22 @@ export class UpstreamImporter {
     const ref: AgentRef = { tenantId, agentId: agentIdOf(agentId) };
     const headers = spec.headers ?? {};
     const before = await this.upstreams.get(ref);
+    const { oauth2 } = spec;
     return this.write(ref, box, {
       cardUrl: spec.cardUrl,
       binding: spec.binding,
       headers,
       sealHeaders: true,
+      oauth2: oauth2
+        ? {
+            client: {
+              tokenUrl: oauth2.tokenUrl,
+              clientId: oauth2.clientId,
+              ...(oauth2.scope !== undefined ? { scope: oauth2.scope } : {}),
+            },
+            sealedSecret: box.seal(oauth2.clientSecret, sealContext(ref, 'oauth2-secret')),
+          }
+        : null,
       before,
     });
   }
@@ -152,6 +178,8 @@ export class UpstreamImporter {
       binding: UpstreamRow['binding'] | undefined;
       headers: Record<string, string>;
       sealHeaders: boolean;
+      /** With the headers: what an import sets (null: none); a sync keeps what is stored. */
+      oauth2?: UpstreamWrite['oauth2'];
       before: UpstreamRow | undefined;
     },
   ): Promise<ImportedAgent> {
@@ -237,6 +265,7 @@ export class UpstreamImporter {
                   : null,
               names,
             },
+            oauth2: how.oauth2 ?? null,
           }
         : {}),
       workerCredentialId: credential.credentialId,

@@ -1,11 +1,15 @@
 import type { BridgeConfig } from '@lib/config';
-import { PushAllowlist } from '@lib/push';
+import { guardedFetch, PushAllowlist } from '@lib/push';
 import { sealContext, SecretBox, type UpstreamRow, type UpstreamStore } from '@lib/upstream';
 import { AgentWorker, type WorkerLogger } from '@lib/worker-sdk';
 import { hostname } from 'node:os';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { OAuthTokens } from './oauth-token';
 import { upstreamClient } from './upstream-client';
 import { UpstreamExecutor } from './upstream-executor';
+
+/** A token endpoint's answer is read up to this size. */
+const TOKEN_ANSWER_LIMIT_BYTES = 65_536;
 
 interface Served {
   readonly version: number;
@@ -95,6 +99,18 @@ export class Bridge {
         >)
       : {};
     const credential = this.box.open(row.workerSecretSealed, sealContext(row.ref, 'worker-secret'));
+    const tokens =
+      row.oauth2 && row.oauth2SecretSealed
+        ? new OAuthTokens(
+            row.oauth2,
+            this.box.open(row.oauth2SecretSealed, sealContext(row.ref, 'oauth2-secret')),
+            guardedFetch({
+              allows: (host, address) => this.allowlist.allowed(row.ref.tenantId, host, address),
+              bodyLimitBytes: TOKEN_ANSWER_LIMIT_BYTES,
+              timeoutMs: this.config.UPSTREAM_CONNECT_TIMEOUT_MS,
+            }),
+          )
+        : undefined;
     const { client, close } = await upstreamClient({
       card: row.card,
       binding: row.binding,
@@ -108,7 +124,8 @@ export class Bridge {
         name: typeof row.card['name'] === 'string' ? row.card['name'] : key,
         client,
         streaming: row.streaming,
-        headers,
+        headers: async () =>
+          tokens ? { ...headers, Authorization: `Bearer ${await tokens.token()}` } : headers,
       },
       {
         retryBudgetMs: this.config.UPSTREAM_RETRY_BUDGET_MS,

@@ -1,4 +1,5 @@
 import { A2AError } from '@a2a-js/sdk/errors';
+import { TokenRefused } from './oauth-token';
 
 /** gRPC status codes that a retry cannot change: the upstream refused the call itself. */
 const FINAL_GRPC_CODES = new Set([
@@ -20,7 +21,7 @@ const HTTP_STATUS = /(?:Status: |establishing stream for \S+: )(\d{3})\b/;
  */
 export function isRetryable(error: unknown): boolean {
   // An A2A error is the upstream's answer; an answer that is not JSON will not become JSON on a retry.
-  if (error instanceof A2AError || error instanceof SyntaxError) {
+  if (error instanceof A2AError || error instanceof SyntaxError || error instanceof TokenRefused) {
     return false;
   }
   const code = (error as { code?: unknown } | null)?.code;

@@ -36,8 +36,8 @@ export interface Upstream {
   readonly client: Client;
   /** The upstream streams: SendStreamingMessage and SubscribeToTask, else SendMessage and GetTask polling. */
   readonly streaming: boolean;
-  /** Sent with every call (an API key, `Authorization`). */
-  readonly headers: Readonly<Record<string, string>>;
+  /** The headers of the next call (an API key, `Authorization`, a bearer token of OAuth 2). */
+  readonly headers: () => Promise<Readonly<Record<string, string>>>;
 }
 
 export interface UpstreamSettings {
@@ -96,7 +96,10 @@ export class UpstreamExecutor implements AgentExecutor {
     try {
       await this.upstream.client.cancelTask(
         { tenant: '', id: link.taskId, metadata: undefined },
-        { serviceParameters: { ...this.upstream.headers }, signal: AbortSignal.timeout(10_000) },
+        {
+          serviceParameters: { ...(await this.upstream.headers()) },
+          signal: AbortSignal.timeout(10_000),
+        },
       );
     } catch (error) {
       this.logger.warn(
@@ -152,8 +155,11 @@ class UpstreamRun {
     }
   }
 
-  private options(): RequestOptions {
-    return { serviceParameters: { ...this.upstream.headers }, signal: this.context.signal };
+  private async options(): Promise<RequestOptions> {
+    return {
+      serviceParameters: { ...(await this.upstream.headers()) },
+      signal: this.context.signal,
+    };
   }
 
   private async send(): Promise<void> {
@@ -175,7 +181,10 @@ class UpstreamRun {
       metadata: undefined,
     };
     if (this.upstream.streaming) {
-      for await (const event of this.upstream.client.sendMessageStream(request, this.options())) {
+      for await (const event of this.upstream.client.sendMessageStream(
+        request,
+        await this.options(),
+      )) {
         await this.apply(SdkStreamResponse.toJSON(event) as UpstreamEvent);
         if (this.done) {
           return;
@@ -183,7 +192,7 @@ class UpstreamRun {
       }
       return;
     }
-    const result = await this.upstream.client.sendMessage(request, this.options());
+    const result = await this.upstream.client.sendMessage(request, await this.options());
     await this.apply(
       'role' in result
         ? { message: SdkMessage.toJSON(result) as Message }
@@ -201,7 +210,7 @@ class UpstreamRun {
     while (!this.done) {
       const task = await this.upstream.client.getTask(
         { tenant: '', id: link.taskId, historyLength: 0 },
-        this.options(),
+        await this.options(),
       );
       await this.apply({ task: SdkTask.toJSON(task) as Task });
       if (this.done) {
@@ -210,7 +219,7 @@ class UpstreamRun {
       if (this.upstream.streaming) {
         for await (const event of this.upstream.client.resubscribeTask(
           { tenant: '', id: link.taskId },
-          this.options(),
+          await this.options(),
         )) {
           await this.apply(SdkStreamResponse.toJSON(event) as UpstreamEvent);
           if (this.done) {

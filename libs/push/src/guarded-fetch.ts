@@ -30,6 +30,8 @@ export interface GuardedFetchOptions {
 export interface GuardedFetchInit {
   readonly method?: string;
   readonly headers?: Headers | Readonly<Record<string, string>>;
+  /** A request body (e.g. the form of an OAuth 2 token request). */
+  readonly body?: string;
   readonly signal?: AbortSignal | null;
 }
 
@@ -97,7 +99,7 @@ export function guardedFetch(options: GuardedFetchOptions): GuardedFetch {
         signal.removeEventListener('abort', abort);
         reject(signal.aborted ? (signal.reason as Error) : error);
       });
-      req.end();
+      req.end(init.body);
     });
     const body = await readCapped(response, options.bodyLimitBytes, signal);
     const status = response.statusCode ?? 0;

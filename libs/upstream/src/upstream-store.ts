@@ -12,10 +12,19 @@ export interface UpstreamSummary {
   readonly cardVerified: boolean;
   readonly headerNames: readonly string[];
   readonly headersSetAt: string | null;
+  /** OAuth 2 client credentials, without the secret. */
+  readonly oauth2: OAuth2Client | null;
   readonly workerCredentialId: string;
   readonly version: number;
   readonly importedAt: string;
   readonly syncedAt: string;
+}
+
+/** Where and as whom the bridge gets bearer tokens for an upstream (RFC 6749 §4.4); the secret apart. */
+export interface OAuth2Client {
+  readonly tokenUrl: string;
+  readonly clientId: string;
+  readonly scope?: string;
 }
 
 /** An upstream as the bridge reads it: where to call, and the sealed secrets. */
@@ -25,6 +34,7 @@ export interface UpstreamRow extends UpstreamSummary {
   /** The upstream card (ProtoJSON) as last read. */
   readonly card: Record<string, unknown>;
   readonly headersSealed: Buffer | null;
+  readonly oauth2SecretSealed: Buffer | null;
   readonly workerSecretSealed: Buffer;
 }
 
@@ -39,6 +49,8 @@ export interface UpstreamWrite {
   readonly cardSigned: boolean;
   readonly cardVerified: boolean;
   readonly headers?: { readonly sealed: Buffer | null; readonly names: readonly string[] };
+  /** Written with the headers (an import); undefined keeps the stored ones (a sync). */
+  readonly oauth2?: { readonly client: OAuth2Client; readonly sealedSecret: Buffer } | null;
   readonly workerCredentialId: string;
   readonly workerSecretSealed: Buffer;
 }
@@ -57,6 +69,8 @@ interface Row {
   headers_sealed: Buffer | null;
   header_names: string[];
   headers_set_at: Date | null;
+  oauth2: OAuth2Client | null;
+  oauth2_secret_sealed: Buffer | null;
   worker_credential_id: string;
   worker_secret_sealed: Buffer;
   version: number;
@@ -65,11 +79,15 @@ interface Row {
 }
 
 const COLUMNS = `tenant_id, agent_id, card_url, binding, endpoint, endpoint_tenant, streaming, card, card_signed,
-  card_verified, headers_sealed, header_names, headers_set_at, worker_credential_id, worker_secret_sealed,
+  card_verified, headers_sealed, header_names, headers_set_at, oauth2, oauth2_secret_sealed, worker_credential_id,
+  worker_secret_sealed,
   version, imported_at, synced_at`;
 
 /** The context a sealed value of the agent is bound to (see SecretBox). */
-export function sealContext(ref: AgentRef, what: 'headers' | 'worker-secret'): string {
+export function sealContext(
+  ref: AgentRef,
+  what: 'headers' | 'worker-secret' | 'oauth2-secret',
+): string {
   return `${ref.tenantId}/${ref.agentId}:${what}`;
 }
 
@@ -92,9 +110,9 @@ export class UpstreamStore {
        )
        INSERT INTO ops.agent_upstreams AS u (tenant_id, agent_id, card_url, binding, endpoint, endpoint_tenant,
            streaming, card, card_signed, card_verified, headers_sealed, header_names, headers_set_at,
-           worker_credential_id, worker_secret_sealed)
+           worker_credential_id, worker_secret_sealed, oauth2, oauth2_secret_sealed)
        VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, CASE WHEN $13 THEN NULL ELSE now() END,
-           $14, $15)
+           $14, $15, $16, $17)
        ON CONFLICT (tenant_id, agent_id) DO UPDATE SET
          card_url = EXCLUDED.card_url, binding = EXCLUDED.binding, endpoint = EXCLUDED.endpoint,
          endpoint_tenant = EXCLUDED.endpoint_tenant, streaming = EXCLUDED.streaming, card = EXCLUDED.card,
@@ -102,6 +120,8 @@ export class UpstreamStore {
          headers_sealed = CASE WHEN $13 THEN u.headers_sealed ELSE EXCLUDED.headers_sealed END,
          header_names = CASE WHEN $13 THEN u.header_names ELSE EXCLUDED.header_names END,
          headers_set_at = CASE WHEN $13 THEN u.headers_set_at ELSE now() END,
+         oauth2 = CASE WHEN $13 THEN u.oauth2 ELSE EXCLUDED.oauth2 END,
+         oauth2_secret_sealed = CASE WHEN $13 THEN u.oauth2_secret_sealed ELSE EXCLUDED.oauth2_secret_sealed END,
          worker_credential_id = EXCLUDED.worker_credential_id,
          worker_secret_sealed = EXCLUDED.worker_secret_sealed,
          version = u.version + CASE
@@ -130,6 +150,8 @@ export class UpstreamStore {
         keepHeaders,
         write.workerCredentialId,
         write.workerSecretSealed,
+        write.oauth2 ? JSON.stringify(write.oauth2.client) : null,
+        write.oauth2?.sealedSecret ?? null,
       ],
     );
     const row = result.rows[0];
@@ -182,6 +204,7 @@ export function summaryOf(row: UpstreamRow): UpstreamSummary {
     cardVerified: row.cardVerified,
     headerNames: row.headerNames,
     headersSetAt: row.headersSetAt,
+    oauth2: row.oauth2,
     workerCredentialId: row.workerCredentialId,
     version: row.version,
     importedAt: row.importedAt,
@@ -203,6 +226,8 @@ function rowOf(row: Row): UpstreamRow {
     headersSealed: row.headers_sealed,
     headerNames: row.header_names,
     headersSetAt: row.headers_set_at?.toISOString() ?? null,
+    oauth2: row.oauth2,
+    oauth2SecretSealed: row.oauth2_secret_sealed,
     workerCredentialId: row.worker_credential_id,
     workerSecretSealed: row.worker_secret_sealed,
     version: row.version,
