@@ -326,6 +326,12 @@ describe('an imported agent when things go wrong', () => {
     const sdk = await clientOf('JSONRPC', 'guarded');
     const task = asTask(await sdk.client.sendMessage(sendRequest(userMessage('echo with a key'))));
     expect(stateName(task)).toBe('TASK_STATE_COMPLETED');
+    // The bridge's use of the headers is in the tenant's audit chain.
+    const used = await admin(
+      'GET',
+      '/admin/v1/tenants/demo/audit?operation=bridge.upstream.credentials&resource=agent/guarded',
+    );
+    expect((used.body['records'] as { outcome: string }[]).map((r) => r.outcome)).toContain('ok');
   });
 
   it('gets a bearer token with OAuth 2 client credentials, once for many tasks, and never shows the secret', async () => {
@@ -366,6 +372,15 @@ describe('an imported agent when things go wrong', () => {
         expect(stateName(task)).toBe('TASK_STATE_COMPLETED');
       }
       expect(forms).toHaveLength(1);
+      await expect
+        .poll(async () => {
+          const audit = await admin(
+            'GET',
+            '/admin/v1/tenants/demo/audit?operation=bridge.upstream.token&resource=agent/oauth',
+          );
+          return (audit.body['records'] as unknown[]).length;
+        })
+        .toBe(1);
       expect(forms[0]?.get('grant_type')).toBe('client_credentials');
       expect(forms[0]?.get('scope')).toBe('a2a');
     } finally {

@@ -1,3 +1,4 @@
+import { AuditWriter } from '@lib/audit';
 import {
   bridgeSchema,
   loadConfig,
@@ -68,6 +69,7 @@ class BridgeRunner implements OnApplicationBootstrap, OnApplicationShutdown {
 
   constructor(
     private readonly bridge: Bridge,
+    private readonly audit: AuditWriter,
     @Inject(BRIDGE_PG_POOL) private readonly pool: Pool,
   ) {}
 
@@ -78,6 +80,7 @@ class BridgeRunner implements OnApplicationBootstrap, OnApplicationShutdown {
   async onApplicationShutdown(): Promise<void> {
     await this.bridge.shutdown();
     await this.running;
+    await this.audit.close();
     await this.pool.end();
   }
 }
@@ -101,10 +104,17 @@ export class BridgeModule {
             }),
         },
         {
-          provide: Bridge,
-          useFactory: (pool: Pool) =>
-            new Bridge(config, new UpstreamStore(pool), fieldLogger('Bridge')),
+          provide: AuditWriter,
+          useFactory: (pool: Pool) => new AuditWriter(pool),
           inject: [BRIDGE_PG_POOL],
+        },
+        {
+          provide: Bridge,
+          useFactory: (pool: Pool, audit: AuditWriter) =>
+            new Bridge(config, new UpstreamStore(pool), fieldLogger('Bridge'), (entry) =>
+              audit.record(entry),
+            ),
+          inject: [BRIDGE_PG_POOL, AuditWriter],
         },
         BridgeOps,
         BridgeRunner,

@@ -1,3 +1,4 @@
+import type { AuditEntry } from '@lib/audit';
 import type { BridgeConfig } from '@lib/config';
 import { guardedFetch, PushAllowlist } from '@lib/push';
 import { sealContext, SecretBox, type UpstreamRow, type UpstreamStore } from '@lib/upstream';
@@ -37,6 +38,8 @@ export class Bridge {
     private readonly config: BridgeConfig & { UPSTREAM_SECRETS_KEY: string },
     private readonly store: UpstreamStore,
     private readonly logger: WorkerLogger,
+    /** Records the bridge's use of an agent's upstream credentials in the tenant's audit chain. */
+    private readonly audit: (entry: AuditEntry) => Promise<void>,
   ) {
     this.box = SecretBox.fromBase64(config.UPSTREAM_SECRETS_KEY);
     this.allowlist = new PushAllowlist(config.UPSTREAM_ALLOWLIST);
@@ -109,8 +112,13 @@ export class Bridge {
               bodyLimitBytes: TOKEN_ANSWER_LIMIT_BYTES,
               timeoutMs: this.config.UPSTREAM_CONNECT_TIMEOUT_MS,
             }),
+            (outcome, reason) => void this.record(row, 'bridge.upstream.token', outcome, reason),
           )
         : undefined;
+    if (row.headerNames.length > 0 || tokens) {
+      // The headers are about to be sent upstream (OAuth tokens are recorded as they are fetched).
+      await this.record(row, 'bridge.upstream.credentials', 'ok', null);
+    }
     const { client, close } = await upstreamClient({
       card: row.card,
       binding: row.binding,
@@ -156,6 +164,29 @@ export class Bridge {
     this.logger.info(
       `bridge serves ${key} (version ${row.version}) from ${row.endpoint} over ${row.binding}`,
     );
+  }
+
+  private async record(
+    row: UpstreamRow,
+    operation: string,
+    outcome: 'ok' | 'failed',
+    reason: string | null,
+  ): Promise<void> {
+    await this.audit({
+      tenantId: row.ref.tenantId,
+      principalId: `bridge:${hostname()}`,
+      credentialId: row.workerCredentialId,
+      sourceAddress: null,
+      operation,
+      binding: 'WORKER',
+      resource: `agent/${row.ref.agentId}`,
+      outcome,
+      reason,
+      traceId: null,
+      occurredAt: new Date(),
+    }).catch((error: unknown) => {
+      this.logger.error(`audit record of ${operation} not written: ${String(error)}`);
+    });
   }
 
   private async stop(key: string): Promise<void> {

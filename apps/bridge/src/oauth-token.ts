@@ -25,6 +25,9 @@ export class OAuthTokens {
     private readonly client: OAuth2Client,
     private readonly secret: string,
     private readonly fetch: GuardedFetch,
+    /** Told of every token fetched or refused (the bridge audits them). */
+    private readonly onFetch: (outcome: 'ok' | 'failed', reason: string | null) => void = () =>
+      undefined,
     private readonly now: () => number = Date.now,
   ) {}
 
@@ -32,9 +35,20 @@ export class OAuthTokens {
     if (this.cached && this.cached.until > this.now()) {
       return this.cached.token;
     }
-    this.pending ??= this.fetchToken().finally(() => {
-      this.pending = undefined;
-    });
+    this.pending ??= this.fetchToken()
+      .then(
+        (token) => {
+          this.onFetch('ok', null);
+          return token;
+        },
+        (error: unknown) => {
+          this.onFetch('failed', error instanceof TokenRefused ? 'TOKEN_REFUSED' : 'UNAVAILABLE');
+          throw error;
+        },
+      )
+      .finally(() => {
+        this.pending = undefined;
+      });
     return this.pending;
   }
 

@@ -22,7 +22,7 @@ describe('OAuthTokens', () => {
       [200, { access_token: 'first', token_type: 'Bearer', expires_in: 60 }],
       [200, { access_token: 'second', token_type: 'bearer', expires_in: 60 }],
     ]);
-    const tokens = new OAuthTokens(client, 's3cret', fetch, () => now);
+    const tokens = new OAuthTokens(client, 's3cret', fetch, undefined, () => now);
     expect(await Promise.all([tokens.token(), tokens.token()])).toEqual(['first', 'first']);
     expect(forms).toHaveLength(1);
     expect(Object.fromEntries(forms[0] ?? [])).toEqual({
