@@ -352,7 +352,9 @@ class UpstreamRun {
     }
     if (update.kind === 'status') {
       const key = statusKey(update.status);
-      if (key === this.lastStatus) {
+      // The same state again, with the same message or none, changes nothing the client sees.
+      const sameState = key.split('|')[0] === this.lastStatus.split('|')[0];
+      if (key === this.lastStatus || (sameState && !update.status.message)) {
         return;
       }
       this.lastStatus = key;
