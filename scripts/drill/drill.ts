@@ -45,6 +45,7 @@ const ROLLOUT = [
   'a2a-relay',
   'a2a-push-dispatcher',
   'a2a-admin-api',
+  'a2a-bridge',
 ];
 const WORKER_AGENTS = ['echo', 'countdown'] as const;
 
@@ -105,6 +106,7 @@ async function main(): Promise<number> {
     'a2a-postgres-app': { uri: databaseUrl.toString() },
     'a2a-redis': { url: REDIS_URL },
     'a2a-admin': { 'bootstrap-token': adminToken },
+    'a2a-upstream': { UPSTREAM_SECRETS_KEY: randomBytes(32).toString('base64') },
     'a2a-card-signing-key': {
       'signing-key.pem': generateKeyPairSync('ec', { namedCurve: 'P-256' })
         .privateKey.export({ format: 'pem', type: 'pkcs8' })

@@ -37,7 +37,22 @@ export function bridgeConfigFromEnv(): BridgeConfig & { UPSTREAM_SECRETS_KEY: st
       'invalid configuration: UPSTREAM_SECRETS_KEY is required (the key the admin API sealed the upstream secrets with)',
     );
   }
-  return { ...config, UPSTREAM_SECRETS_KEY: key };
+  return {
+    ...config,
+    UPSTREAM_SECRETS_KEY: key,
+    WORKER_TARGET: workerTarget(config.WORKER_TARGET),
+  };
+}
+
+/**
+ * WORKER_TARGET as a gRPC target: a comma-separated list of IPv4 `address:port` (every task-service replica,
+ * as the drill resolves a Service) is dialled as one `ipv4:` target; anything else is used as it is.
+ */
+export function workerTarget(value: string): string {
+  const parts = value.split(',');
+  return parts.length > 1 && parts.every((part) => /^\d{1,3}(\.\d{1,3}){3}:\d+$/.test(part.trim()))
+    ? `ipv4:${parts.map((part) => part.trim()).join(',')}`
+    : value;
 }
 
 /**
