@@ -26,34 +26,32 @@ fi
 bash scripts/kafka/broker.sh start --optional
 export LOG_FORMAT="${LOG_FORMAT:-pretty}"
 
-# The web console's operator face signs in with a platform-admin token. Without ADMIN_BOOTSTRAP_TOKEN, a local
-# one is made once and kept in .data/admin-token (gitignored, readable by this user only).
-if [[ -z "${ADMIN_BOOTSTRAP_TOKEN:-}" ]]; then
-  ADMIN_BOOTSTRAP_TOKEN="$(node -e '
+# A local secret made once and kept in .data/<file> (gitignored, readable by this user only): <bytes> random
+# bytes in <encoding> (base64url, base64).
+local_secret() {
+  node -e '
+    const [file, bytes, encoding] = process.argv.slice(1);
     const fs = require("node:fs");
-    const file = ".data/admin-token";
     fs.mkdirSync(".data", { recursive: true });
     if (!fs.existsSync(file) || fs.readFileSync(file, "utf8").trim() === "") {
-      fs.writeFileSync(file, require("node:crypto").randomBytes(24).toString("base64url"), { mode: 0o600 });
+      fs.writeFileSync(file, require("node:crypto").randomBytes(Number(bytes)).toString(encoding), { mode: 0o600 });
     }
     process.stdout.write(fs.readFileSync(file, "utf8").trim());
-  ')"
+  ' ".data/$1" "$2" "$3"
+}
+
+# The web console's operator face signs in with a platform-admin token. Without ADMIN_BOOTSTRAP_TOKEN, a local
+# one is kept in .data/admin-token.
+if [[ -z "${ADMIN_BOOTSTRAP_TOKEN:-}" ]]; then
+  ADMIN_BOOTSTRAP_TOKEN="$(local_secret admin-token 24 base64url)"
   export ADMIN_BOOTSTRAP_TOKEN
   echo "web console: operators sign in with the token in .data/admin-token; the playground takes a tenant API key (demo-key)"
 fi
 # Imported A2A agents (docs/upstream.md): their secrets are sealed with UPSTREAM_SECRETS_KEY; without one, a local
-# key is made once and kept in .data/upstream-secrets.key. The example A2A server runs beside the platform on
-# 127.0.0.1, which the demo tenant may reach (UPSTREAM_ALLOWLIST), and is imported as demo/upstream-example.
+# key is kept in .data/upstream-secrets.key. The example A2A server runs beside the platform on 127.0.0.1,
+# which the demo tenant may reach (UPSTREAM_ALLOWLIST), and is imported as demo/upstream-example.
 if [[ -z "${UPSTREAM_SECRETS_KEY:-}" ]]; then
-  UPSTREAM_SECRETS_KEY="$(node -e '
-    const fs = require("node:fs");
-    const file = ".data/upstream-secrets.key";
-    fs.mkdirSync(".data", { recursive: true });
-    if (!fs.existsSync(file) || fs.readFileSync(file, "utf8").trim() === "") {
-      fs.writeFileSync(file, require("node:crypto").randomBytes(32).toString("base64"), { mode: 0o600 });
-    }
-    process.stdout.write(fs.readFileSync(file, "utf8").trim());
-  ')"
+  UPSTREAM_SECRETS_KEY="$(local_secret upstream-secrets.key 32 base64)"
   export UPSTREAM_SECRETS_KEY
 fi
 export UPSTREAM_ALLOWLIST="${UPSTREAM_ALLOWLIST:-{\"${DEMO_TENANT:-demo}\":[\"127.0.0.1\"]\}}"

@@ -19,6 +19,7 @@ import { createServer, type Server } from 'node:http';
 import type { Pool } from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTopic } from '../../apps/relay/test/support/topic';
+import { adminClient, type AdminAnswer } from './support/admin-client';
 import { BadUpstream } from './support/bad-upstream';
 import { bootStandalone, type Standalone } from './support/platform';
 import {
@@ -56,28 +57,9 @@ const bridgeEnv = () => ({
   UPSTREAM_RETRY_BUDGET_MS: '5000',
 });
 
-interface Answer {
-  status: number;
-  body: Record<string, unknown>;
-}
+const admin = adminClient(() => platform.baseUrl, TOKEN);
 
-async function admin(method: string, path: string, body?: unknown): Promise<Answer> {
-  const response = await fetch(`${platform.baseUrl}${path}`, {
-    method,
-    headers: {
-      Authorization: `Bearer ${TOKEN}`,
-      ...(body !== undefined ? { 'Content-Type': 'application/json' } : {}),
-    },
-    ...(body !== undefined ? { body: JSON.stringify(body) } : {}),
-  });
-  const text = await response.text();
-  return {
-    status: response.status,
-    body: text ? (JSON.parse(text) as Record<string, unknown>) : {},
-  };
-}
-
-async function importAgent(agent: string, body: Record<string, unknown>): Promise<Answer> {
+async function importAgent(agent: string, body: Record<string, unknown>): Promise<AdminAnswer> {
   return admin('POST', `/admin/v1/tenants/demo/agents/${agent}/import`, body);
 }
 
