@@ -8,6 +8,7 @@ import {
   isId,
   NotFound,
   parseInput,
+  workerPolicySchema,
   type AgentRecord,
   type AgentRef,
   type AgentStore,
@@ -17,6 +18,7 @@ import {
 import {
   fetchUpstreamCard,
   importCard,
+  openHeaders,
   sealContext,
   SecretBox,
   summaryOf,
@@ -147,12 +149,7 @@ export class UpstreamImporter {
     if (!before) {
       throw new NotFound(`agent ${ref.agentId} of tenant ${ref.tenantId} was not imported`);
     }
-    const headers = before.headersSealed
-      ? (JSON.parse(box.open(before.headersSealed, sealContext(ref, 'headers'))) as Record<
-          string,
-          string
-        >)
-      : {};
+    const headers = openHeaders(box, before);
     return this.write(ref, box, {
       cardUrl: before.cardUrl,
       binding: before.binding,
@@ -210,33 +207,25 @@ export class UpstreamImporter {
       ? { agent: existing, created: false }
       : await this.agents.write(ref, {
           card: imported.definition,
-          policy: existing?.policy ?? {
-            onLeaseLost: 'redispatch',
-            maxAttempts: 3,
-            leaseTtlMs: null,
-            maxConcurrency: null,
-          },
+          policy: existing?.policy ?? workerPolicySchema.parse({}),
         });
     // The bridge's worker credential: issued at the first import, and issued again under the same id and
     // secret on every import (which also takes back a revocation an operator made by mistake); a sync
     // leaves it alone.
     let credential: { credentialId: string; sealed: Buffer };
-    if (how.before && !how.sealHeaders) {
+    if (how.before) {
       credential = {
         credentialId: how.before.workerCredentialId,
         sealed: how.before.workerSecretSealed,
       };
-    } else if (how.before) {
-      const secret = box.open(how.before.workerSecretSealed, sealContext(ref, 'worker-secret'));
-      await this.credentials.issueWorkerCredential(
-        ref,
-        { label: 'upstream bridge' },
-        { credentialId: how.before.workerCredentialId, secret },
-      );
-      credential = {
-        credentialId: how.before.workerCredentialId,
-        sealed: how.before.workerSecretSealed,
-      };
+      if (how.sealHeaders) {
+        const secret = box.open(credential.sealed, sealContext(ref, 'worker-secret'));
+        await this.credentials.issueWorkerCredential(
+          ref,
+          { label: 'upstream bridge' },
+          { credentialId: credential.credentialId, secret },
+        );
+      }
     } else {
       const issued = await this.credentials.issueWorkerCredential(ref, {
         label: 'upstream bridge',

@@ -1,7 +1,14 @@
 import type { AuditEntry } from '@lib/audit';
 import type { BridgeConfig } from '@lib/config';
 import { guardedFetch, PushAllowlist } from '@lib/push';
-import { sealContext, SecretBox, type UpstreamRow, type UpstreamStore } from '@lib/upstream';
+import type { AgentRef } from '@lib/tenancy';
+import {
+  openHeaders,
+  sealContext,
+  SecretBox,
+  type UpstreamRow,
+  type UpstreamStore,
+} from '@lib/upstream';
 import { AgentWorker, type WorkerLogger } from '@lib/worker-sdk';
 import { hostname } from 'node:os';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -61,15 +68,19 @@ export class Bridge {
 
   /** Starts, restarts and stops workers to match the imported agents. */
   async reconcile(): Promise<void> {
-    const rows = await this.store.all();
+    const versions = await this.store.versions();
     this.readOnce = true;
     const wanted = new Set<string>();
-    for (const row of rows) {
-      const key = keyOf(row);
+    for (const { ref, version } of versions) {
+      const key = keyOf(ref);
       wanted.add(key);
       const current = this.served.get(key);
-      if (current?.version === row.version || this.stopping) {
+      if (current?.version === version || this.stopping) {
         continue;
+      }
+      const row = await this.store.get(ref);
+      if (!row) {
+        continue; // deleted since: the next poll stops its worker
       }
       if (current) {
         await this.stop(key);
@@ -94,13 +105,8 @@ export class Bridge {
   }
 
   private async start(row: UpstreamRow): Promise<void> {
-    const key = keyOf(row);
-    const headers = row.headersSealed
-      ? (JSON.parse(this.box.open(row.headersSealed, sealContext(row.ref, 'headers'))) as Record<
-          string,
-          string
-        >)
-      : {};
+    const key = keyOf(row.ref);
+    const headers = openHeaders(this.box, row);
     const credential = this.box.open(row.workerSecretSealed, sealContext(row.ref, 'worker-secret'));
     const tokens =
       row.oauth2 && row.oauth2SecretSealed
@@ -201,6 +207,6 @@ export class Bridge {
   }
 }
 
-function keyOf(row: UpstreamRow): string {
-  return `${row.ref.tenantId}/${row.ref.agentId}`;
+function keyOf(ref: AgentRef): string {
+  return `${ref.tenantId}/${ref.agentId}`;
 }

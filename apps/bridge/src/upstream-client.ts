@@ -11,6 +11,7 @@ import {
   destinationRefusal,
   DestinationRefusedError,
   guardedLookup,
+  isLoopbackAddress,
   type DestinationPolicy,
 } from '@lib/push';
 import type { UpstreamBinding } from '@lib/upstream';
@@ -97,7 +98,7 @@ function grpcTarget(endpoint: string): { host: string; tls: boolean } {
 }
 
 function isLocal(host: string): boolean {
-  return host === 'localhost' || host.startsWith('127.') || host === '::1';
+  return host === 'localhost' || (isIP(host) !== 0 && isLoopbackAddress(host));
 }
 
 /** Refuses a host any of whose addresses is reserved and not allowed. */

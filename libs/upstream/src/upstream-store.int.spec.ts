@@ -67,7 +67,7 @@ describe('UpstreamStore', () => {
     );
     expect(noHeaders).toMatchObject({ changed: true, row: { version: 3, headerNames: [] } });
     expect(noHeaders.row.headersSealed).toBeNull();
-    expect((await store.all()).map((row) => row.ref)).toEqual([ref]);
+    expect((await store.versions()).map((row) => row.ref)).toEqual([ref]);
   });
 
   it('goes with its agent', async () => {

@@ -1,5 +1,6 @@
 import { agentIdOf, tenantIdOf, type AgentRef } from '@lib/tenancy';
 import type { Pool } from 'pg';
+import type { SecretBox } from './secret-box';
 import type { UpstreamBinding } from './upstream-card';
 
 /** What the admin API shows of an imported agent's upstream: never a secret, only header names. */
@@ -89,6 +90,16 @@ export function sealContext(
   what: 'headers' | 'worker-secret' | 'oauth2-secret',
 ): string {
   return `${ref.tenantId}/${ref.agentId}:${what}`;
+}
+
+/** The headers an upstream is sent, opened from the row (none when it has none). */
+export function openHeaders(box: SecretBox, row: UpstreamRow): Record<string, string> {
+  return row.headersSealed
+    ? (JSON.parse(box.open(row.headersSealed, sealContext(row.ref, 'headers'))) as Record<
+        string,
+        string
+      >)
+    : {};
 }
 
 /**
@@ -184,12 +195,18 @@ export class UpstreamStore {
     }));
   }
 
-  /** Every imported agent of every tenant: what the bridge serves. */
-  async all(): Promise<UpstreamRow[]> {
-    const result = await this.pool.query<Row>(
-      `SELECT ${COLUMNS} FROM ops.agent_upstreams ORDER BY tenant_id, agent_id`,
+  /**
+   * Every imported agent of every tenant with its version: what the bridge serves, read without the cards and
+   * secrets (it loads a row only when it is new or changed).
+   */
+  async versions(): Promise<{ ref: AgentRef; version: number }[]> {
+    const result = await this.pool.query<{ tenant_id: string; agent_id: string; version: number }>(
+      'SELECT tenant_id, agent_id, version FROM ops.agent_upstreams ORDER BY tenant_id, agent_id',
     );
-    return result.rows.map(rowOf);
+    return result.rows.map((row) => ({
+      ref: { tenantId: tenantIdOf(row.tenant_id), agentId: agentIdOf(row.agent_id) },
+      version: row.version,
+    }));
   }
 }
 
