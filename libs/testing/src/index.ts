@@ -4,6 +4,7 @@ export * from './kafka';
 export * from './kafka-broker';
 export * from './platform-processes';
 export * from './postgres-server';
+export * from './python-worker';
 export * from './raw-worker';
 export * from './test-database';
 export * from './upstream-agent';

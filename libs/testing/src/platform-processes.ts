@@ -57,14 +57,25 @@ export async function freePort(): Promise<number> {
   throw new Error(`no free port in ${PORT_RANGE.first}-${PORT_RANGE.last}`);
 }
 
-/** One platform process started from the build output (`npm run build` first). */
+/** What a process is started as: the program, its arguments and its working directory (the parent's when absent). */
+export interface CommandLine {
+  command: string;
+  args: string[];
+  cwd?: string;
+}
+
+/**
+ * One platform process started from the build output (`npm run build` first). Subclasses that run something
+ * other than a Node.js script of `dist/` override {@link PlatformProcess.commandLine}.
+ */
 export class PlatformProcess {
   private child: ChildProcess | null = null;
   private output = '';
 
   constructor(
     readonly name: string,
-    private readonly entry: string,
+    /** The script to run: relative to `dist/` of the repository here; subclasses may read it otherwise. */
+    protected readonly entry: string,
     private readonly args: string[],
     readonly env: Record<string, string>,
     /** Node.js options put before the entry script (`node <nodeArgs> <entry> <args>`), e.g. `--cpu-prof`. */
@@ -86,19 +97,31 @@ export class PlatformProcess {
     return this.child?.pid;
   }
 
+  /** The code the process exited with; null while it runs, and when a signal ended it. */
+  get exitCode(): number | null {
+    return this.child?.exitCode ?? null;
+  }
+
   get running(): boolean {
     return this.child !== null && this.child.exitCode === null && this.child.signalCode === null;
   }
 
-  start(): this {
+  /** How the process is started: `node <nodeArgs> dist/<entry> <args>` here. */
+  protected commandLine(): CommandLine {
     const entry = join(this.root ?? repoRoot(), 'dist', this.entry);
     if (!existsSync(entry)) {
       throw new Error(`${entry} is missing: run npm run build first`);
     }
+    return { command: process.execPath, args: [...this.nodeArgs, entry, ...this.args] };
+  }
+
+  start(): this {
+    const { command, args, cwd } = this.commandLine();
     this.output = '';
-    const child = spawn(process.execPath, [...this.nodeArgs, entry, ...this.args], {
+    const child = spawn(command, args, {
       env: { PATH: processEnv()['PATH'] ?? '', ...this.env },
       stdio: ['ignore', 'pipe', 'pipe'],
+      ...(cwd !== undefined && { cwd }),
     });
     const keep = (chunk: Buffer): void => {
       this.output = (this.output + chunk.toString('utf8')).slice(-64_000);
@@ -139,6 +162,17 @@ export class PlatformProcess {
   /** SIGKILL: the process dies at once, mid-whatever. */
   kill(): Promise<void> {
     return this.stop('SIGKILL');
+  }
+
+  /**
+   * `true`: SIGSTOP, the process stands still (no heartbeat, no I/O) until `false`: SIGCONT, it goes on where
+   * it stopped, unaware of the time that passed.
+   */
+  freeze(frozen: boolean): void {
+    if (!this.child || !this.running) {
+      throw new Error(`${this.name} is not running`);
+    }
+    this.child.kill(frozen ? 'SIGSTOP' : 'SIGCONT');
   }
 }
 
