@@ -22,7 +22,7 @@ import {
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { adminClient } from './support/admin-client';
-import { rawUserMessage } from './support/json-rpc';
+import { eventually, rawUserMessage } from './support/json-rpc';
 import {
   bootStandalone,
   taskEvents,
@@ -110,9 +110,10 @@ async function clientOf(transport: SdkTransport, agent: Agent): Promise<SdkAgent
   if (known) {
     return known;
   }
-  await expect
-    .poll(async () => (await fetch(`${platform.baseUrl}${cardPath(agent)}`)).status)
-    .toBe(200);
+  await eventually(
+    async () => (await fetch(`${platform.baseUrl}${cardPath(agent)}`)).status,
+    (status) => status === 200,
+  );
   const client = await sdkClientOver(transport, platform.baseUrl, cardPath(agent), API_KEY);
   clients.set(key, client);
   return client;
@@ -306,10 +307,14 @@ describe.each(SDK_TRANSPORTS)('the Python example agents, called over %s', (tran
 });
 
 /**
- * The fragile agent's workers have room for one task each, and the platform leases a task to the worker with
- * the most room: so the worker started after another one froze takes its task, not the frozen one.
+ * The fragile agent starts with two workers that have room for one task each: the one left after the SIGKILL
+ * holds the next task alone. The platform leases a task to the worker with the most room, so the worker
+ * started (room for 8) after that one froze takes its task, not the frozen one.
  */
 describe('a Python worker that fails', () => {
+  /** Steps of 100 ms of each countdown: time enough for a signal to reach its worker mid-task. */
+  const STEPS = 20;
+  const COUNTED = Array.from({ length: STEPS }, (_, i) => String(STEPS - i));
   let sdk: SdkAgent;
 
   beforeAll(async () => {
@@ -319,9 +324,15 @@ describe('a Python worker that fails', () => {
   const stateOf = async (taskId: string): Promise<string> =>
     stateName(await sdk.client.getTask(GetTaskRequest.fromJSON({ id: taskId })));
 
+  /** The chunks of the task's countdown artifact. */
+  const countedOf = async (taskId: string): Promise<string[][]> =>
+    (await sdk.client.getTask(GetTaskRequest.fromJSON({ id: taskId }))).artifacts.map((a) =>
+      a.parts.map((p) => textOf([p])),
+    );
+
   /** Starts a countdown on the fragile agent and waits until its first chunk is in the log. */
-  async function startedCountdown(n: number): Promise<{ taskId: string; grant: Grant }> {
-    const task = asTask(await sdk.client.sendMessage(countdownRequest(n, 100, true)));
+  async function startedCountdown(): Promise<{ taskId: string; grant: Grant }> {
+    const task = asTask(await sdk.client.sendMessage(countdownRequest(STEPS, 100, true)));
     await expect
       .poll(async () => (await events(task.id)).map((e) => e.event_type))
       .toContain('ArtifactChunkAppended');
@@ -330,19 +341,18 @@ describe('a Python worker that fails', () => {
   }
 
   it('SIGKILLed mid-task: the task is leased again and completes on another Python worker', async () => {
-    const { taskId, grant } = await startedCountdown(30);
+    const { taskId, grant } = await startedCountdown();
     const killed = workerHolding(grant);
     await killed.kill();
     await expect.poll(() => stateOf(taskId), { timeout: 30_000 }).toBe('TASK_STATE_COMPLETED');
     const grants = await grantsOf(taskId);
     expect(grants.map((g) => g.attempt)).toStrictEqual([1, 2]);
     expect(workerHolding(grants[1]!)).not.toBe(killed);
-    const done = await sdk.client.getTask(GetTaskRequest.fromJSON({ id: taskId }));
-    expect(done.artifacts.map((a) => a.parts.length)).toStrictEqual([30]);
+    expect(await countedOf(taskId)).toStrictEqual([COUNTED]);
   });
 
   it('frozen past its lease: its old epoch is refused with LEASE_LOST, and once thawed it stops working on the task', async () => {
-    const { taskId, grant } = await startedCountdown(30);
+    const { taskId, grant } = await startedCountdown();
     const frozen = workerHolding(grant);
     frozen.freeze(true);
     try {
@@ -368,19 +378,17 @@ describe('a Python worker that fails', () => {
     await frozen.waitForOutput(new RegExp(`stopped working on task ${taskId}`), 30_000);
     expect(frozen.running).toBe(true);
     await expect.poll(() => stateOf(taskId), { timeout: 30_000 }).toBe('TASK_STATE_COMPLETED');
-    const done = await sdk.client.getTask(GetTaskRequest.fromJSON({ id: taskId }));
-    expect(done.artifacts.map((a) => a.parts.map((p) => textOf([p])).join(','))).toStrictEqual([
-      Array.from({ length: 30 }, (_, i) => String(30 - i)).join(','),
-    ]);
+    expect(await countedOf(taskId)).toStrictEqual([COUNTED]);
   });
 
   it('SIGTERM drains: the task in flight still completes, its lease never left to expire, and the worker exits 0', async () => {
-    const { taskId, grant } = await startedCountdown(20);
+    const { taskId, grant } = await startedCountdown();
     const draining = workerHolding(grant);
     await draining.stop('SIGTERM', 30_000);
     expect(draining.exitCode).toBe(0);
     await expect.poll(() => stateOf(taskId), { timeout: 30_000 }).toBe('TASK_STATE_COMPLETED');
     const types = (await events(taskId)).map((e) => e.event_type);
     expect(types).not.toContain('TaskLeaseExpired');
+    expect(await countedOf(taskId)).toStrictEqual([COUNTED]);
   });
 });
