@@ -542,4 +542,33 @@ describe('a bad upstream', () => {
     const sends = bad.calls.filter((c) => c.mode === 'early-close' && c.method.startsWith('Send'));
     expect(sends).toHaveLength(1);
   });
+
+  it.each(['huge-event', 'huge-answer'] as const)(
+    'an upstream that sends a %s over the size limit fails the task saying so; the message is kept and sent once, and the bridge serves on',
+    async (mode) => {
+      const imported = await importAgent(`bad-${mode}`, { cardUrl: bad.cardUrl(mode) });
+      expect(imported.status, JSON.stringify(imported.body)).toBe(201);
+      const sdk = await clientOf('JSONRPC', `bad-${mode}`);
+      const serving = bridge.pid;
+      const messageId = randomUUID();
+      const task = asTask(
+        await sdk.client.sendMessage(sendRequest(userMessage('hello', { messageId }))),
+      );
+      expect(stateName(task)).toBe('TASK_STATE_FAILED');
+      expect(textOf(task.status?.message?.parts)).toBe(
+        `Bad ${mode} sent an event of more than 1048576 bytes (UPSTREAM_EVENT_LIMIT_BYTES)`,
+      );
+      // The accepted message is the task's, and went upstream once.
+      const read = await sdk.client.getTask({ tenant: '', id: task.id, historyLength: 10 });
+      expect(read.history.map((m) => m.messageId)).toContain(messageId);
+      const sends = bad.calls.filter((c) => c.mode === mode && c.method.startsWith('Send'));
+      expect(sends).toHaveLength(1);
+      // The same bridge process runs another imported agent's task to its end.
+      const good = await clientOf('JSONRPC', 'up-jsonrpc');
+      const after = asTask(await good.client.sendMessage(sendRequest(userMessage('echo after'))));
+      expect(stateName(after)).toBe('TASK_STATE_COMPLETED');
+      expect(bridge.running).toBe(true);
+      expect(bridge.pid).toBe(serving);
+    },
+  );
 });

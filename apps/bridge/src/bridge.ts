@@ -3,6 +3,7 @@ import type { BridgeConfig } from '@lib/config';
 import { guardedFetch, PushAllowlist } from '@lib/push';
 import type { AgentRef } from '@lib/tenancy';
 import {
+  OAuthTokens,
   openHeaders,
   sealContext,
   SecretBox,
@@ -12,7 +13,6 @@ import {
 import { AgentWorker, type WorkerLogger } from '@lib/worker-sdk';
 import { hostname } from 'node:os';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { OAuthTokens } from './oauth-token';
 import { upstreamClient } from './upstream-client';
 import { UpstreamExecutor } from './upstream-executor';
 
@@ -132,6 +132,7 @@ export class Bridge {
       allows: (host, address) => this.allowlist.allowed(row.ref.tenantId, host, address),
       connectTimeoutMs: this.config.UPSTREAM_CONNECT_TIMEOUT_MS,
       responseTimeoutMs: this.config.UPSTREAM_RESPONSE_TIMEOUT_MS,
+      eventLimitBytes: this.config.UPSTREAM_EVENT_LIMIT_BYTES,
     });
     const executor = new UpstreamExecutor(
       {
@@ -145,6 +146,7 @@ export class Bridge {
         retryBudgetMs: this.config.UPSTREAM_RETRY_BUDGET_MS,
         firstWaitMs: this.config.UPSTREAM_FIRST_WAIT_MS,
         maxWaitMs: this.config.UPSTREAM_MAX_WAIT_MS,
+        eventLimitBytes: this.config.UPSTREAM_EVENT_LIMIT_BYTES,
       },
       this.logger,
     );

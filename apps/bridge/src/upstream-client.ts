@@ -1,23 +1,14 @@
-import { AgentCard } from '@a2a-js/sdk';
-import {
-  ClientFactory,
-  JsonRpcTransportFactory,
-  RestTransportFactory,
-  type Client,
-} from '@a2a-js/sdk/client';
-import { GrpcTransportFactory } from '@a2a-js/sdk/client/grpc';
-import { credentials as grpcCredentials } from '@grpc/grpc-js';
+import type { Client } from '@a2a-js/sdk/client';
 import {
   destinationRefusal,
   DestinationRefusedError,
   guardedLookup,
-  isLoopbackAddress,
   type DestinationPolicy,
 } from '@lib/push';
-import type { UpstreamBinding } from '@lib/upstream';
-import { lookup } from 'node:dns/promises';
+import { grpcUpstreamClient, httpUpstreamClient, type UpstreamBinding } from '@lib/upstream';
 import { isIP } from 'node:net';
 import { Agent, fetch as undiciFetch } from 'undici';
+import { limitedResponse } from './event-limit';
 
 /** How the bridge reaches one upstream: its card, the binding chosen at import, the guard's policy. */
 export interface UpstreamEndpoint {
@@ -29,33 +20,21 @@ export interface UpstreamEndpoint {
   readonly connectTimeoutMs: number;
   /** From a request to its response headers. */
   readonly responseTimeoutMs: number;
+  /** An event of a stream, or an answer, is read up to this size (UPSTREAM_EVENT_LIMIT_BYTES). */
+  readonly eventLimitBytes: number;
 }
 
 /**
  * The official SDK client of an upstream on its chosen binding. HTTP calls go through the webhook guard (a
  * host resolving to a reserved address the operator did not allow is refused at connect time; no redirect is
- * followed); a gRPC endpoint is checked when the client is made (TLS unless the URL says `http://` or the
- * host is an allowed loopback or private address).
+ * followed) and their answers are cut at the event limit; a gRPC endpoint is checked when the client is made.
  */
 export async function upstreamClient(target: UpstreamEndpoint): Promise<{
   client: Client;
   close: () => Promise<void>;
 }> {
-  const card = AgentCard.fromJSON(target.card);
   if (target.binding === 'GRPC') {
-    const { host, tls } = grpcTarget(target.endpoint);
-    await checkHost(host, target.allows);
-    const factory = new ClientFactory({
-      transports: [
-        new GrpcTransportFactory({
-          grpcChannelCredentials: tls
-            ? grpcCredentials.createSsl()
-            : grpcCredentials.createInsecure(),
-        }),
-      ],
-      preferredTransports: ['GRPC'],
-    });
-    return { client: await factory.createFromAgentCard(card), close: () => Promise.resolve() };
+    return { client: await grpcUpstreamClient(target), close: () => Promise.resolve() };
   }
   const host = new URL(target.endpoint).hostname.replace(/^\[(.*)\]$/, '$1');
   if (isIP(host) !== 0) {
@@ -69,45 +48,17 @@ export async function upstreamClient(target: UpstreamEndpoint): Promise<{
     headersTimeout: target.responseTimeoutMs,
     bodyTimeout: 0,
   });
-  const fetchImpl = ((input: Parameters<typeof fetch>[0], init?: RequestInit) =>
-    undiciFetch(input as string, {
-      ...(init as object),
-      dispatcher,
-      redirect: 'manual',
-    })) as unknown as typeof fetch;
-  const factory = new ClientFactory({
-    transports: [
-      target.binding === 'JSONRPC'
-        ? new JsonRpcTransportFactory({ fetchImpl })
-        : new RestTransportFactory({ fetchImpl }),
-    ],
-    preferredTransports: [target.binding],
-  });
-  return { client: await factory.createFromAgentCard(card), close: () => dispatcher.close() };
-}
-
-/** The host of a gRPC endpoint (`host:port`, or a URL) and whether it is dialled with TLS. */
-function grpcTarget(endpoint: string): { host: string; tls: boolean } {
-  const match = /^(?:(https?|grpcs?):\/\/)?(\[[^\]]+\]|[^:/]+)/i.exec(endpoint);
-  const scheme = match?.[1]?.toLowerCase();
-  const host = (match?.[2] ?? endpoint).replace(/^\[(.*)\]$/, '$1');
+  const fetchImpl = (async (input: Parameters<typeof fetch>[0], init?: RequestInit) =>
+    limitedResponse(
+      (await undiciFetch(input as string, {
+        ...(init as object),
+        dispatcher,
+        redirect: 'manual',
+      })) as unknown as Response,
+      target.eventLimitBytes,
+    )) as typeof fetch;
   return {
-    host,
-    tls: scheme === 'https' || scheme === 'grpcs' || (scheme === undefined && !isLocal(host)),
+    client: await httpUpstreamClient(target.card, target.binding, fetchImpl),
+    close: () => dispatcher.close(),
   };
-}
-
-function isLocal(host: string): boolean {
-  return host === 'localhost' || (isIP(host) !== 0 && isLoopbackAddress(host));
-}
-
-/** Refuses a host any of whose addresses is reserved and not allowed. */
-async function checkHost(host: string, allows: DestinationPolicy): Promise<void> {
-  const addresses = isIP(host) !== 0 ? [{ address: host }] : await lookup(host, { all: true });
-  for (const { address } of addresses) {
-    const refusal = destinationRefusal(host, address, allows);
-    if (refusal !== undefined) {
-      throw new DestinationRefusedError(refusal);
-    }
-  }
 }

@@ -1,5 +1,5 @@
 import { A2AError } from '@a2a-js/sdk/errors';
-import { TokenRefused } from './oauth-token';
+import { TokenRefused } from '@lib/upstream';
 
 /** gRPC status codes that a retry cannot change: the upstream refused the call itself. */
 const FINAL_GRPC_CODES = new Set([
@@ -34,14 +34,4 @@ export function isRetryable(error: unknown): boolean {
     return n === 408 || n === 429 || n >= 500;
   }
   return true;
-}
-
-/** What the client is told about an upstream error. */
-export function describeUpstreamError(error: unknown): string {
-  if (error instanceof A2AError) {
-    return `${error.reason}: ${error.message}`;
-  }
-  const text = error instanceof Error ? error.message : String(error);
-  // A transport error quotes the whole response body: enough of it to say what it was.
-  return text.length > 300 ? `${text.slice(0, 300)}…` : text;
 }

@@ -1,6 +1,6 @@
 import { TaskNotFoundError } from '@a2a-js/sdk/errors';
 import { describe, expect, it } from 'vitest';
-import { describeUpstreamError, isRetryable } from './upstream-errors';
+import { isRetryable } from './upstream-errors';
 
 describe('isRetryable', () => {
   it('retries what a later try may change', () => {
@@ -32,12 +32,5 @@ describe('isRetryable', () => {
     expect(
       isRetryable(new Error('HTTP error for SendMessage! Status: 307 Temporary Redirect.')),
     ).toBe(false);
-  });
-});
-
-describe('describeUpstreamError', () => {
-  it('names an A2A error by its reason, and cuts a long transport error', () => {
-    expect(describeUpstreamError(new TaskNotFoundError('no task t'))).toMatch(/^TASK_NOT_FOUND: /);
-    expect(describeUpstreamError(new Error('x'.repeat(1_000)))).toHaveLength(301);
   });
 });

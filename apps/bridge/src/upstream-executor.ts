@@ -6,6 +6,7 @@ import {
 } from '@a2a-js/sdk';
 import type { Client, RequestOptions } from '@a2a-js/sdk/client';
 import type { Message, Task, TaskStatus } from '@lib/a2a-protocol';
+import { describeUpstreamError } from '@lib/upstream';
 import type {
   AgentExecutor,
   ExecutionEventBus,
@@ -14,7 +15,8 @@ import type {
   WorkerLogger,
 } from '@lib/worker-sdk';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { describeUpstreamError, isRetryable } from './upstream-errors';
+import { checkEventSize, tooLarge } from './event-limit';
+import { isRetryable } from './upstream-errors';
 import {
   artifactUpdate,
   endsAssignment,
@@ -43,6 +45,8 @@ export interface Upstream {
 export interface UpstreamSettings {
   /** How long calls that fail for want of an answer are retried, counted from the last progress. */
   readonly retryBudgetMs: number;
+  /** An upstream event larger than this (its JSON form) fails the task (UPSTREAM_EVENT_LIMIT_BYTES). */
+  readonly eventLimitBytes: number;
   /** The first wait between two GetTask polls (and between two retries); it doubles up to `maxWaitMs`. */
   readonly firstWaitMs: number;
   readonly maxWaitMs: number;
@@ -247,6 +251,10 @@ class UpstreamRun {
         if (this.context.signal.aborted || error instanceof UpstreamFailure) {
           throw error;
         }
+        const oversized = tooLarge(error, this.settings.eventLimitBytes);
+        if (oversized) {
+          throw new UpstreamFailure(`${this.upstream.name} sent ${oversized.message}`);
+        }
         if (!isRetryable(error)) {
           throw new UpstreamFailure(
             `${this.upstream.name} refused: ${describeUpstreamError(error)}`,
@@ -265,6 +273,7 @@ class UpstreamRun {
 
   /** Publishes what an upstream event changes; the first one of this message records the link. */
   private async apply(event: UpstreamEvent): Promise<void> {
+    checkEventSize(event, this.settings.eventLimitBytes);
     if ('message' in event) {
       await this.answer(event.message);
       return;

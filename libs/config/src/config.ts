@@ -307,6 +307,17 @@ export const bridgeSchema = z.object({
   /** The first wait between two retries or GetTask polls; it doubles up to UPSTREAM_MAX_WAIT_MS. */
   UPSTREAM_FIRST_WAIT_MS: ms.default(200),
   UPSTREAM_MAX_WAIT_MS: ms.default(5_000),
+  /**
+   * Bytes of one upstream event (an SSE event, a JSON answer, a gRPC message) the bridge takes at most; a
+   * larger one fails its task, saying so. At most 3 MiB: what the bridge passes on must fit the worker
+   * protocol's 4 MiB messages.
+   */
+  UPSTREAM_EVENT_LIMIT_BYTES: z.coerce
+    .number()
+    .int()
+    .positive()
+    .max(3 * 1024 * 1024)
+    .default(1024 * 1024),
 });
 
 /**

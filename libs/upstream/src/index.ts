@@ -4,6 +4,8 @@
  * API writes and the bridge reads.
  */
 export * from './card-fetch';
+export * from './oauth-token';
 export * from './secret-box';
 export * from './upstream-card';
+export * from './upstream-client';
 export * from './upstream-store';

@@ -1,12 +1,12 @@
 import type { GuardedFetch } from '@lib/push';
-import type { OAuth2Client } from '@lib/upstream';
+import type { OAuth2Client } from './upstream-store';
 
 /** A token is fetched again this long before the expiry its answer gave. */
 const EXPIRY_MARGIN_MS = 30_000;
 /** A token whose answer gives no `expires_in` is used this long. */
 const DEFAULT_LIFETIME_MS = 300_000;
 
-/** The token endpoint did not give a token: the task fails with this message. */
+/** The token endpoint did not give a token: the call that needed it (a task's, an extended card's) fails with this message. */
 export class TokenRefused extends Error {
   override readonly name = 'TokenRefused';
 }

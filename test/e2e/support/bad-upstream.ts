@@ -1,21 +1,34 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 
 /** How one agent of the bad upstream misbehaves. */
-export type BadMode = 'garbage' | 'other-task' | 'early-close' | 'redirect';
+export type BadMode =
+  | 'garbage'
+  | 'other-task'
+  | 'early-close'
+  | 'redirect'
+  | 'huge-event'
+  | 'huge-answer';
 
 const STREAMING: Record<BadMode, boolean> = {
   garbage: false,
   'other-task': true,
   'early-close': true,
   redirect: false,
+  'huge-event': true,
+  'huge-answer': false,
 };
+
+/** The text of the oversized artifact: more than any event limit of the bridge, the SDK or gRPC (4 MiB). */
+const HUGE_TEXT = 'x'.repeat(5 * 1024 * 1024);
 
 /**
  * An A2A server that misbehaves on purpose (a real HTTP server on 127.0.0.1): cards that are not JSON, too
  * large, too slow or redirected (`/cards/<kind>`), and agents with a valid card whose JSON-RPC endpoint
  * answers garbage, sends events of another task, closes its stream before the task ends (the task is then
- * COMPLETED when read with GetTask) or redirects to a metadata address (`/<mode>/…`). It counts the A2A
- * calls it gets, by method.
+ * COMPLETED when read with GetTask), redirects to a metadata address, streams an event of 5 MiB after a
+ * first small one (`huge-event`) or answers SendMessage with 5 MiB (`huge-answer`; GetTask of both: 5 MiB)
+ * (`/<mode>/…`).
+ * It counts the A2A calls it gets, by method.
  */
 export class BadUpstream {
   readonly calls: { mode: string; method: string }[] = [];
@@ -117,6 +130,31 @@ export class BadUpstream {
         // The stream ends after the first event, long before the task does.
         this.events(res, [result(task('task-e', 'TASK_STATE_WORKING'))]);
         return;
+      case 'huge-event':
+      case 'huge-answer': {
+        const huge = task('task-h', 'TASK_STATE_COMPLETED', [
+          { artifactId: 'huge', parts: [{ text: HUGE_TEXT }] },
+        ]);
+        if (mode === 'huge-answer' || call.method === 'GetTask') {
+          res
+            .writeHead(200, { 'Content-Type': 'application/json' })
+            .end(result(call.method === 'GetTask' ? huge.task : huge));
+          return;
+        }
+        // A first event of a normal size, then the artifact in one event.
+        this.events(res, [
+          result(task('task-h', 'TASK_STATE_WORKING')),
+          result({
+            artifactUpdate: {
+              taskId: 'task-h',
+              contextId: 'bad-context',
+              artifact: { artifactId: 'huge', parts: [{ text: HUGE_TEXT }] },
+              lastChunk: true,
+            },
+          }),
+        ]);
+        return;
+      }
     }
   }
 
