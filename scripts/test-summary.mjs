@@ -1,6 +1,7 @@
-// Prints where a test run's time went and its closing line, from Vitest's JSON report (scripts/test.sh):
-// the wall time of each tier (tiers run one after another), the ten slowest test files, and
-// "tests: N passed, N failed". Exits 1 when the report counts no test at all.
+// Prints where a test run's time went and its closing line, from Vitest's JSON report (scripts/test.sh)
+// and, when given as a second argument, pytest's JUnit XML report of the Python SDK (tier "python"): the
+// wall time of each tier (tiers run one after another), the ten slowest Vitest files, and
+// "tests: N passed, N failed" over both. Exits 1 when the Vitest report counts no test at all.
 import { readFileSync } from 'node:fs';
 import { relative } from 'node:path';
 
@@ -8,6 +9,30 @@ const TIERS = ['unit', 'int', 'e2e', 'fault', 'browser'];
 const SLOWEST = 10;
 
 const report = JSON.parse(readFileSync(process.argv[2], 'utf8'));
+const python = process.argv[3] ? pytestCounts(readFileSync(process.argv[3], 'utf8')) : undefined;
+
+/** The counts of pytest's JUnit XML report: its <testsuite> totals and the test modules it ran. */
+function pytestCounts(xml) {
+  const suite = /<testsuite\b([^>]*)>/.exec(xml);
+  if (!suite) {
+    throw new Error(`${process.argv[3]}: no <testsuite> element`);
+  }
+  const attribute = (name) => Number(new RegExp(`\\b${name}="([^"]*)"`).exec(suite[1])?.[1] ?? 0);
+  const modules = new Set(
+    [...xml.matchAll(/<testcase\b[^>]*\bclassname="([^"]*)"/g)].map((match) => match[1]),
+  );
+  const tests = attribute('tests');
+  const failed = attribute('failures') + attribute('errors');
+  const skipped = attribute('skipped');
+  return {
+    files: modules.size,
+    tests,
+    failed,
+    skipped,
+    passed: tests - failed - skipped,
+    seconds: attribute('time'),
+  };
+}
 
 /** The tier of a spec file, from its name (`*.unit.spec.ts`, `*.e2e.spec.ts`, …). */
 function tierOf(file) {
@@ -35,14 +60,20 @@ for (const tier of [...TIERS, 'other']) {
     `${tier.padEnd(8)} ${seconds(wall).padStart(9)}  ${String(own.length).padStart(4)} files  ${String(tests).padStart(5)} tests`,
   );
 }
+if (python) {
+  console.log(
+    `${'python'.padEnd(8)} ${seconds(python.seconds * 1000).padStart(9)}  ${String(python.files).padStart(4)} files  ${String(python.tests).padStart(5)} tests`,
+  );
+}
 console.log(`slowest ${SLOWEST} files:`);
 for (const f of [...files].sort((a, b) => b.end - b.start - (a.end - a.start)).slice(0, SLOWEST)) {
   console.log(`${seconds(f.end - f.start).padStart(9)}  ${f.file}`);
 }
 
-const skipped = report.numPendingTests + report.numTodoTests;
+const skipped = report.numPendingTests + report.numTodoTests + (python?.skipped ?? 0);
 console.log(
-  `tests: ${report.numPassedTests} passed, ${report.numFailedTests} failed` +
+  `tests: ${report.numPassedTests + (python?.passed ?? 0)} passed, ` +
+    `${report.numFailedTests + (python?.failed ?? 0)} failed` +
     (skipped ? `, ${skipped} skipped` : ''),
 );
 if (report.numTotalTests === 0) {
