@@ -96,6 +96,7 @@ def assignment(
         message=message,
         attempt=1,
         may_reply=may_reply,
+        traceparent="00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01",
     )
 
 

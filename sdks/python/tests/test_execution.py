@@ -23,6 +23,7 @@ async def test_updates_queued_together_go_out_as_one_request() -> None:
     ]
     request = sender.requests[0]
     assert (request.task_id, request.lease_epoch) == ("task-1", 3)
+    assert request.traceparent == assignment().traceparent
     assert text_of(request.updates[1].artifact.artifact.parts) == "hello"
     assert request.updates[1].artifact.last_chunk
 

@@ -72,11 +72,12 @@ def publish_request(
     lease_epoch: int,
     updates: Sequence[worker_pb2.ExecutionUpdate],
     update_id: str,
+    traceparent: str = "",
 ) -> worker_pb2.PublishUpdateRequest:
     """Updates produced together as one request: one alone in the request's own ``update`` field,
-    several in ``updates`` (applied in order, as one change)."""
+    several in ``updates`` (applied in order, as one change); in the trace ``traceparent`` names."""
     request = worker_pb2.PublishUpdateRequest(
-        task_id=task_id, lease_epoch=lease_epoch, update_id=update_id
+        task_id=task_id, lease_epoch=lease_epoch, update_id=update_id, traceparent=traceparent
     )
     if len(updates) == 1:
         only = updates[0]
@@ -269,6 +270,8 @@ class TaskExecution:
         self._clock = clock
         self._lease_deadline = clock() + lease_ttl
         self._may_reply = assignment.may_reply
+        #: The platform's trace of the dispatch: the updates are applied in it.
+        self._traceparent = assignment.traceparent
         #: Set when the lease is gone (lost or given up at shutdown): nothing may be published any
         #: more.
         self._lease_gone = asyncio.Event()
@@ -458,7 +461,9 @@ class TaskExecution:
 
     async def _deliver(self, updates: list[worker_pb2.ExecutionUpdate]) -> None:
         # One id for every retry of these updates: the platform applies them at most once.
-        request = publish_request(self.task_id, self.lease_epoch, updates, str(uuid.uuid4()))
+        request = publish_request(
+            self.task_id, self.lease_epoch, updates, str(uuid.uuid4()), self._traceparent
+        )
         attempt = 0
         while True:
             self._assert_publishable(self._last_state)
