@@ -14,7 +14,8 @@
  * two parts taken in turns (TypeScript, Python, Python, TypeScript), after a warm-up of `--warmup` seconds at
  * 16 in flight per agent. Prints per level and agent: requests/s, p50 and p99 latency, errors, the worker's CPU
  * per task (user + system time of its process, /proc/<pid>/stat, over the requests sent) and the standalone's
- * CPU per request; and the ratio Python / TypeScript of each. Options: `--seconds N` (per level and agent,
+ * CPU per request; and the ratio Python / TypeScript of each; per part, how busy the whole machine was (other
+ * jobs slow both agents, and the one whose parts they overlap more). Options: `--seconds N` (per level and agent,
  * default 10), `--warmup N` (default 3), `--levels 1,16,64`. Nothing is asserted.
  */
 import {
@@ -35,7 +36,13 @@ import {
   type Sender,
 } from './support/a2a-load';
 import { ascending, fmt, percentile, printMachine, table } from './support/figures';
-import { childPids, cpuSecondsBetween, ticksByPid } from './support/proc-stats';
+import {
+  childPids,
+  CLOCK_TICKS,
+  cpuSecondsBetween,
+  machineBusyTicks,
+  ticksByPid,
+} from './support/proc-stats';
 
 const ADMIN_TOKEN = `bench-${randomUUID()}`;
 const TENANT = 'demo';
@@ -96,6 +103,11 @@ interface Measured {
   standaloneSeconds: number;
 }
 
+/** One part of a level, with how busy the whole machine was meanwhile (null off Linux). */
+interface Part extends Measured {
+  machineBusySeconds: number | null;
+}
+
 function endpointsOf(baseUrl: string, grpcTarget: string, agent: string): A2aEndpoints {
   return {
     jsonrpcUrl: `${baseUrl}/agents/${TENANT}/${agent}/jsonrpc`,
@@ -143,10 +155,11 @@ async function measure(
   standalonePid: number,
   concurrency: number,
   durationMs: number,
-): Promise<Measured> {
+): Promise<Part> {
   const sample = () => ({
     worker: ticksByPid([target.workerPid]),
     standalone: ticksByPid([standalonePid]),
+    machine: machineBusyTicks(),
   });
   const before = sample();
   const load = await runClosedLoop(target.sender.send, concurrency, durationMs);
@@ -155,6 +168,10 @@ async function measure(
     load,
     workerSeconds: cpuSecondsBetween(before.worker, after.worker),
     standaloneSeconds: cpuSecondsBetween(before.standalone, after.standalone),
+    machineBusySeconds:
+      before.machine === null || after.machine === null
+        ? null
+        : (after.machine - before.machine) / CLOCK_TICKS,
   };
 }
 
@@ -286,8 +303,13 @@ async function main(): Promise<number> {
               }
             : part,
         );
+        const busy =
+          part.machineBusySeconds === null
+            ? '-'
+            : fmt((100 * part.machineBusySeconds) / (part.load.elapsedMs / 1_000), 0);
         console.log(
-          `${level} in flight, ${target.side}: ${part.load.requests} requests, ${part.load.errors} errors`,
+          `${level} in flight, ${target.side}: ${part.load.requests} requests, ${part.load.errors} errors, ` +
+            `whole machine ${busy} % busy (100 % = one core)`,
         );
       }
       results.set(level, sides);
