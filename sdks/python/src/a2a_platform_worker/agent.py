@@ -66,8 +66,8 @@ class RequestContext:
     #: 1 for the first dispatch of this message; higher when a lost lease was re-dispatched.
     attempt: int
     #: The message may be answered with ``bus.reply`` (a bare Message) instead of a task: the
-    #: agent's definition declares message replies, this message opened the exchange and nothing was
-    #: published.
+    #: agent's definition declares message replies, this message opened the exchange and nothing
+    #: was published yet.
     may_reply: bool
     #: Set on cancel, lease loss or shutdown (see ``StopSignal``).
     stopped: StopSignal

@@ -17,8 +17,8 @@ _SERVICE = "/platform.worker.v1.WorkerService"
 #: Most requests in one ``SessionUpdates`` message or ``PublishUpdates`` call.
 MAX_REQUESTS_PER_BATCH = 64
 
-#: The outcome of a batch whose answer never came: unknown, so the requests are sent again (same
-#: ids).
+#: The outcome of a batch whose answer never came is unknown: its requests are sent again, with
+#: the same update ids.
 UNANSWERED = UpdateFailure(
     Code.UNAVAILABLE, None, "the session ended before the platform answered the updates"
 )
@@ -145,8 +145,7 @@ class WorkerChannel:
         self._credential = credential
         self._tls = tls
         self._grpc: Any = None
-        #: The worker id of the latest welcome, sent as ``x-worker-id`` with ``PublishUpdates``
-        #: calls.
+        #: The worker id of the latest welcome, sent as ``x-worker-id`` with ``PublishUpdates``.
         self.worker_id: str | None = None
         self._queued: list[_QueuedRequest] = []
         self._flush_scheduled = False
@@ -242,8 +241,7 @@ class WorkerChannel:
                 call.add_done_callback(self._calls.discard)
 
     def _send_on_session(self, session: WorkerSession, batch: list[_QueuedRequest]) -> None:
-        """Sends a batch on the session; its answer (or the session's end, or its deadline) settles
-        it."""
+        """Sends a batch on the session; its answer, the session's end or a deadline settles it."""
         loop = asyncio.get_running_loop()
         self._next_batch += 1
         batch_id = str(self._next_batch)

@@ -10,13 +10,12 @@ WorkerErrorReason = Literal[
     "INVALID_OPTIONS",
     # run() was called on a worker that is not INITIALIZED.
     "ILLEGAL_STATE",
-    # The platform refused the worker's first session (bad credential or permission): retrying
-    # cannot help.
+    # The platform refused the worker's first session (bad credential or permission): no retry
+    # can help.
     "CONNECT_REJECTED",
     # The worker no longer holds the task's lease (revoked, fenced by a newer epoch, or expired).
     "LEASE_LOST",
-    # The task already reached a terminal or interrupted state in this assignment; its lease has
-    # ended.
+    # The task reached a terminal or interrupted state in this assignment: its lease has ended.
     "TASK_ENDED",
     # The client asked to cancel the task (the stop reason; the SDK then publishes CANCELED).
     "TASK_CANCELED",

@@ -1,5 +1,4 @@
-"""One assignment: runs the agent, publishes its updates under the lease, applies the completion
-rule."""
+"""One assignment: runs the agent, publishes its updates under the lease, ends the task."""
 
 from __future__ import annotations
 
@@ -200,10 +199,12 @@ class EventBus:
                 return
             if done.cancelled():
                 result.cancel()
-            elif done.exception() is not None:
-                result.set_exception(done.exception())  # type: ignore[arg-type]
-            else:
+                return
+            error = done.exception()
+            if error is None:
                 result.set_result(chosen_id)
+            else:
+                result.set_exception(error)
 
         queued.add_done_callback(settle)
         return result
@@ -272,8 +273,7 @@ class TaskExecution:
         self._may_reply = assignment.may_reply
         #: The platform's trace of the dispatch: the updates are applied in it.
         self._traceparent = assignment.traceparent
-        #: Set when the lease is gone (lost or given up at shutdown): nothing may be published any
-        #: more.
+        #: Set when the lease is gone (lost, or given up at shutdown): nothing may be published.
         self._lease_gone = asyncio.Event()
         self._lease_error: WorkerError | None = None
         self._stop_cause: StopCause | None = None
@@ -362,8 +362,7 @@ class TaskExecution:
         execute = asyncio.ensure_future(self._executor.execute(self.context, self.bus))
         self._execute_task = execute
         try:
-            # wait() does not raise what the task raised, and does not cancel it when we are
-            # cancelled.
+            # wait() neither raises what the task raised nor cancels it when this coroutine is.
             await asyncio.wait({execute})
         except asyncio.CancelledError:
             execute.cancel()
@@ -455,8 +454,7 @@ class TaskExecution:
                     for queued in batch:
                         _settle(queued.future, None)
         finally:
-            # In the same step as the last look at the queue: an update queued later starts a new
-            # flush.
+            # In the same step as the last look at the queue: a later update starts a new flush.
             self._flushing = None
 
     async def _deliver(self, updates: list[worker_pb2.ExecutionUpdate]) -> None:
@@ -523,8 +521,8 @@ class TaskExecution:
         return None
 
     def _reply_refusal(self, update: worker_pb2.ExecutionUpdate) -> WorkerError | None:
-        """Why ``update``, a reply, cannot be published: only first, and only when the platform
-        allows."""
+        """Why ``update``, a reply, cannot be published: only as the first update, and only when
+        the platform allows it."""
         if update.WhichOneof("update") != "reply" or (self._may_reply and not self._queued_any):
             return None
         return WorkerError(

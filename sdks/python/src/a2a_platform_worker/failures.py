@@ -67,8 +67,7 @@ TRANSIENT_CODES = frozenset(
 
 
 def classify(failure: UpdateFailure) -> FailureKind:
-    """LEASE_LOST or any FAILED_PRECONDITION stops; transient codes retry; every other code is a
-    bug."""
+    """LEASE_LOST or any FAILED_PRECONDITION stops; transient codes retry; other codes are bugs."""
     if failure.reason == "LEASE_LOST" or failure.code == Code.FAILED_PRECONDITION:
         return "stop"
     return "retry" if failure.code in TRANSIENT_CODES else "bug"

@@ -42,8 +42,7 @@ class ServeConfig:
     #: WORKER_CONCURRENCY: tasks at once, a positive integer. Default: ``serve``'s
     #: ``default_concurrency`` (8).
     concurrency: int = DEFAULT_CONCURRENCY
-    #: WORKER_TLS: true/1/yes/on for TLS, false/0/no/off (or unset) for plaintext. Default:
-    #: plaintext.
+    #: WORKER_TLS: true/1/yes/on for TLS, false/0/no/off for plaintext. Default: plaintext.
     tls: bool = False
     #: LOG_LEVEL: trace, debug, info, warn, error or fatal. Default: info.
     log_level: int = logging.INFO

@@ -42,8 +42,7 @@ def ends_assignment(published: Published) -> bool:
 
 
 def state_name(state: int) -> str:
-    """The proto name of a state (``TASK_STATE_WORKING``); the number for one this SDK does not
-    know."""
+    """The proto name of a state (``TASK_STATE_WORKING``), with the number for an unknown one."""
     try:
         return f"TASK_STATE_{TaskState(state).name}"
     except ValueError:

@@ -234,8 +234,7 @@ class AgentWorker:
         finally:
             if self._ticker is not None:
                 self._ticker.cancel()
-            # The session is closed, so the platform cannot grant these straight back to this
-            # worker.
+            # The session is closed: the platform cannot grant these straight back to this worker.
             await self._release_leases()
             running = [r.task for r in self._executions.values()]
             if running:
@@ -361,8 +360,7 @@ class AgentWorker:
         if kind == "assignment":
             self._on_assignment(message.assignment)
         elif kind == "assignments":
-            # Granted together: started in this turn, so what they produce in it is sent together
-            # too.
+            # Granted together: started in this turn, so what they produce in it goes out together.
             for assignment in message.assignments.assignments:
                 self._on_assignment(assignment)
         elif kind == "cancel":
