@@ -14,6 +14,8 @@
 //   UPSTREAM_NAME          the card's name                               (default Upstream example)
 //   UPSTREAM_BEARER_TOKEN  every A2A call must carry `Authorization: Bearer <token>` (the card stays public)
 //   UPSTREAM_STREAMING     false = the card declares no streaming        (default true)
+//   UPSTREAM_EXTENDED_SKILL  a skill id: the card declares an extended card (GetExtendedAgentCard) that
+//                          lists one more skill of this id; needs UPSTREAM_BEARER_TOKEN (it requires auth)
 //
 // The first word of the message picks the behaviour: echo, ask, chunks, reply, slow, fail (README.md).
 /* global console, setTimeout, Buffer */
@@ -52,6 +54,13 @@ const grpcPort = env['UPSTREAM_NO_GRPC'] === '1' ? 0 : Number(env['UPSTREAM_GRPC
 const name = env['UPSTREAM_NAME'] || 'Upstream example';
 const bearerToken = env['UPSTREAM_BEARER_TOKEN'] || '';
 const streaming = env['UPSTREAM_STREAMING'] !== 'false';
+const extendedSkill = env['UPSTREAM_EXTENDED_SKILL'] || '';
+if (extendedSkill && !bearerToken) {
+  console.error(
+    'UPSTREAM_EXTENDED_SKILL needs UPSTREAM_BEARER_TOKEN: the extended card requires auth',
+  );
+  process.exit(2);
+}
 
 const FINAL_STATES = new Set(['TASK_STATE_COMPLETED', 'TASK_STATE_FAILED', 'TASK_STATE_CANCELED']);
 
@@ -270,7 +279,7 @@ const skill = (id, description, example) => ({
   tags: [id],
   examples: [example],
 });
-const card = AgentCard.fromJSON({
+const cardJson = {
   name,
   description:
     'Example A2A agent: echoes, asks a question, streams chunks, replies, works slowly or fails.',
@@ -283,7 +292,7 @@ const card = AgentCard.fromJSON({
       ? [{ url: `${host}:${grpcPort}`, protocolBinding: 'GRPC', protocolVersion: '1.0' }]
       : []),
   ],
-  capabilities: { streaming, pushNotifications: false },
+  capabilities: { streaming, pushNotifications: false, extendedAgentCard: Boolean(extendedSkill) },
   ...(bearerToken && {
     securitySchemes: { bearer: { httpAuthSecurityScheme: { scheme: 'Bearer' } } },
     securityRequirements: [{ schemes: { bearer: { list: [] } } }],
@@ -306,12 +315,33 @@ const card = AgentCard.fromJSON({
       'fail out of coffee',
     ),
   ],
-});
+};
+const card = AgentCard.fromJSON(cardJson);
+// The extended card: the public one with one more skill and its own description. Only callers with the
+// bearer token reach GetExtendedAgentCard (every A2A route requires it), so the provider answers it as is.
+const extendedCard =
+  extendedSkill &&
+  AgentCard.fromJSON({
+    ...cardJson,
+    description: `${cardJson.description} Callers with the token also get ${extendedSkill}.`,
+    skills: [
+      ...cardJson.skills,
+      skill(
+        extendedSkill,
+        'Listed only in the extended card; answered like echo.',
+        `${extendedSkill} hello`,
+      ),
+    ],
+  });
 
 const requestHandler = new DefaultRequestHandler(
   card,
   new InMemoryTaskStore(),
   new UpstreamExecutor(),
+  undefined,
+  undefined,
+  undefined,
+  extendedCard ? async () => extendedCard : undefined,
 );
 const guard = bearerToken ? [requireBearer] : [];
 const userBuilder = UserBuilder.noAuthentication;

@@ -47,6 +47,8 @@ let receiver: WebhookReceiver;
 let bad: BadUpstream;
 let guarded: UpstreamAgentProcess;
 let fragile: UpstreamAgentProcess;
+/** An upstream whose extended card (bearer token required) lists the skill `vip` besides the public ones. */
+let extended: UpstreamAgentProcess;
 const BEARER = `upstream-token-${randomUUID()}`;
 const bridgeEnv = () => ({
   POSTGRES_URL: platform.db.url,
@@ -75,6 +77,45 @@ async function clientOf(transport: SdkTransport, agent: string): Promise<SdkAgen
   return sdkClientOver(transport, platform.baseUrl, cardPath(agent), API_KEY);
 }
 
+/**
+ * An OAuth 2 token endpoint (a real HTTP server): client `bridge` with secret `cs-1` gets {@link BEARER}. It
+ * keeps the forms it was sent.
+ */
+async function tokenEndpoint(): Promise<{
+  url: string;
+  forms: URLSearchParams[];
+  close: () => Promise<void>;
+}> {
+  const forms: URLSearchParams[] = [];
+  const server: Server = createServer((req, res) => {
+    let body = '';
+    req.on('data', (chunk: Buffer) => (body += chunk.toString('utf8')));
+    req.on('end', () => {
+      const form = new URLSearchParams(body);
+      forms.push(form);
+      const good = form.get('client_id') === 'bridge' && form.get('client_secret') === 'cs-1';
+      res
+        .writeHead(good ? 200 : 401, { 'Content-Type': 'application/json' })
+        .end(
+          JSON.stringify(
+            good
+              ? { access_token: BEARER, token_type: 'Bearer', expires_in: 3600 }
+              : { error: 'invalid_client' },
+          ),
+        );
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return {
+    url: `http://127.0.0.1:${(server.address() as { port: number }).port}/token`,
+    forms,
+    close: async () => {
+      server.closeAllConnections();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+    },
+  };
+}
+
 async function collect(stream: AsyncGenerator<StreamResponse>): Promise<StreamResponse[]> {
   const events: StreamResponse[] = [];
   for await (const event of stream) {
@@ -87,6 +128,11 @@ beforeAll(async () => {
   upstream = await startUpstreamAgent({ UPSTREAM_NAME: 'Upstream example' });
   guarded = await startUpstreamAgent({ UPSTREAM_NAME: 'Guarded', UPSTREAM_BEARER_TOKEN: BEARER });
   fragile = await startUpstreamAgent({ UPSTREAM_NAME: 'Fragile', UPSTREAM_STREAMING: 'false' });
+  extended = await startUpstreamAgent({
+    UPSTREAM_NAME: 'Extended',
+    UPSTREAM_BEARER_TOKEN: BEARER,
+    UPSTREAM_EXTENDED_SKILL: 'vip',
+  });
   // The relay and the push dispatcher on the real broker and Redis: webhooks of imported agents' tasks.
   const brokers = await kafkaBrokers();
   const topic = uniqueTopic('upstream-e2e');
@@ -123,6 +169,7 @@ afterAll(async () => {
   await upstream?.process.stop();
   await guarded?.process.stop();
   await fragile?.process.stop();
+  await extended?.process.stop();
 });
 
 describe('importing an A2A server', () => {
@@ -317,35 +364,15 @@ describe('an imported agent when things go wrong', () => {
   });
 
   it('gets a bearer token with OAuth 2 client credentials, once for many tasks, and never shows the secret', async () => {
-    const forms: URLSearchParams[] = [];
-    const tokenServer: Server = createServer((req, res) => {
-      let body = '';
-      req.on('data', (chunk: Buffer) => (body += chunk.toString('utf8')));
-      req.on('end', () => {
-        const form = new URLSearchParams(body);
-        forms.push(form);
-        const good = form.get('client_id') === 'bridge' && form.get('client_secret') === 'cs-1';
-        res
-          .writeHead(good ? 200 : 401, { 'Content-Type': 'application/json' })
-          .end(
-            JSON.stringify(
-              good
-                ? { access_token: BEARER, token_type: 'Bearer', expires_in: 3600 }
-                : { error: 'invalid_client' },
-            ),
-          );
-      });
-    });
-    await new Promise<void>((resolve) => tokenServer.listen(0, '127.0.0.1', resolve));
+    const token = await tokenEndpoint();
     try {
-      const tokenUrl = `http://127.0.0.1:${(tokenServer.address() as { port: number }).port}/token`;
       const imported = await importAgent('oauth', {
         cardUrl: guarded.cardUrl,
-        oauth2: { tokenUrl, clientId: 'bridge', clientSecret: 'cs-1', scope: 'a2a' },
+        oauth2: { tokenUrl: token.url, clientId: 'bridge', clientSecret: 'cs-1', scope: 'a2a' },
       });
       expect(imported.status, JSON.stringify(imported.body)).toBe(201);
       expect(imported.body['upstream']).toMatchObject({
-        oauth2: { tokenUrl, clientId: 'bridge', scope: 'a2a' },
+        oauth2: { tokenUrl: token.url, clientId: 'bridge', scope: 'a2a' },
       });
       expect(JSON.stringify(imported.body)).not.toContain('cs-1');
       const sdk = await clientOf('HTTP+JSON', 'oauth');
@@ -353,7 +380,7 @@ describe('an imported agent when things go wrong', () => {
         const task = asTask(await sdk.client.sendMessage(sendRequest(userMessage(text))));
         expect(stateName(task)).toBe('TASK_STATE_COMPLETED');
       }
-      expect(forms).toHaveLength(1);
+      expect(token.forms).toHaveLength(1);
       await expect
         .poll(async () => {
           const audit = await admin(
@@ -363,11 +390,10 @@ describe('an imported agent when things go wrong', () => {
           return (audit.body['records'] as unknown[]).length;
         })
         .toBe(1);
-      expect(forms[0]?.get('grant_type')).toBe('client_credentials');
-      expect(forms[0]?.get('scope')).toBe('a2a');
+      expect(token.forms[0]?.get('grant_type')).toBe('client_credentials');
+      expect(token.forms[0]?.get('scope')).toBe('a2a');
     } finally {
-      tokenServer.closeAllConnections();
-      await new Promise<void>((resolve) => tokenServer.close(() => resolve()));
+      await token.close();
     }
   });
 
@@ -497,6 +523,148 @@ describe('an imported agent’s card', () => {
     } finally {
       await after.process.stop();
     }
+  });
+});
+
+describe.each(SDK_TRANSPORTS)('the extended card of an upstream imported over %s', (transport) => {
+  const agent = `ext-${transport.toLowerCase().replace('+', '-')}`;
+
+  it('is the platform’s extended card with the upstream’s extended skill; the public card has not got it', async () => {
+    const imported = await importAgent(agent, {
+      cardUrl: extended.cardUrl,
+      binding: transport,
+      headers: { Authorization: `Bearer ${BEARER}` },
+    });
+    expect(imported.status, JSON.stringify(imported.body)).toBe(201);
+    expect(imported.body['warnings']).toEqual([]);
+    const publicCard = (await (await fetch(`${platform.baseUrl}${cardPath(agent)}`)).json()) as {
+      description: string;
+      skills: { id: string }[];
+      capabilities: { extendedAgentCard?: boolean };
+    };
+    expect(publicCard.capabilities.extendedAgentCard).toBe(true);
+    expect(publicCard.skills.map((s) => s.id)).toEqual(
+      expect.arrayContaining(['echo', 'ask', 'fail']),
+    );
+    expect(publicCard.skills.map((s) => s.id)).not.toContain('vip');
+    // The official client on the same binding of the platform, authenticated with the tenant's key.
+    const sdk = await sdkClientOver(transport, platform.baseUrl, cardPath(agent), API_KEY);
+    sdk.exchanges.length = 0;
+    const card = await sdk.client.getAgentCard();
+    const ids = card.skills.map((s) => s.id);
+    expect(ids).toContain('vip');
+    expect(ids.filter((id) => id === 'echo')).toHaveLength(1);
+    expect(card.description).toMatch(/Callers with the token also get vip\.$/);
+    expect(card.skills.find((s) => s.id === 'vip')?.description).toBe(
+      'Listed only in the extended card; answered like echo.',
+    );
+    // Asked for with GetExtendedAgentCard on that binding (gRPC makes no HTTP exchange).
+    const asked = sdk.exchanges.map((e) =>
+      e.method === 'POST' ? (e.requestBody as { method: string }).method : new URL(e.url).pathname,
+    );
+    expect(asked).toEqual(
+      transport === 'JSONRPC'
+        ? ['GetExtendedAgentCard']
+        : transport === 'HTTP+JSON'
+          ? [expect.stringMatching(/\/extendedAgentCard$/) as unknown]
+          : [],
+    );
+  });
+});
+
+describe('an upstream’s extended card', () => {
+  it('is read with a bearer token of OAuth 2 client credentials, on import and on every sync', async () => {
+    const token = await tokenEndpoint();
+    try {
+      const imported = await importAgent('ext-oauth', {
+        cardUrl: extended.cardUrl,
+        binding: 'GRPC',
+        oauth2: { tokenUrl: token.url, clientId: 'bridge', clientSecret: 'cs-1' },
+      });
+      expect(imported.status, JSON.stringify(imported.body)).toBe(201);
+      expect(imported.body['warnings']).toEqual([]);
+      const sdk = await sdkClientOver('JSONRPC', platform.baseUrl, cardPath('ext-oauth'), API_KEY);
+      expect(sdk.card.skills.map((s) => s.id)).toContain('vip');
+      // The schedule reads the cards again each second, the extended one with a new token each time.
+      await expect.poll(() => token.forms.length, { timeout: 30_000 }).toBeGreaterThan(1);
+      const synced = await admin('POST', '/admin/v1/tenants/demo/agents/ext-oauth/sync');
+      expect(synced.status).toBe(200);
+      expect(synced.body).toMatchObject({ changed: false, warnings: [] });
+    } finally {
+      await token.close();
+    }
+  });
+
+  it('that cannot be read leaves the agent imported without it, says why, and is audited', async () => {
+    const imported = await importAgent('ext-refused', {
+      cardUrl: extended.cardUrl,
+      headers: { Authorization: 'Bearer wrong' },
+    });
+    expect(imported.status, JSON.stringify(imported.body)).toBe(201);
+    expect(imported.body['warnings']).toEqual([
+      {
+        code: 'EXTENDED_CARD_NOT_READ',
+        message: expect.stringMatching(
+          /^the upstream declares an extended card, which was not read: GetExtendedAgentCard on JSONRPC failed: .*401.*; the agent is served without one$/,
+        ) as unknown,
+      },
+    ]);
+    const publicCard = (await (
+      await fetch(`${platform.baseUrl}${cardPath('ext-refused')}`)
+    ).json()) as { name: string; capabilities: { extendedAgentCard?: boolean } };
+    expect(publicCard.name).toBe('Extended');
+    expect(publicCard.capabilities.extendedAgentCard).toBe(false);
+    const audit = await admin(
+      'GET',
+      '/admin/v1/tenants/demo/audit?operation=admin.agent.extended-card&resource=agent/ext-refused',
+    );
+    const records = audit.body['records'] as {
+      outcome: string;
+      reason: string;
+      principalId: string;
+    }[];
+    expect(records[0]).toMatchObject({ outcome: 'failed', reason: 'EXTENDED_CARD_NOT_READ' });
+    // The admin's import and, each second, the schedule's sync.
+    await expect
+      .poll(async () => {
+        const again = await admin(
+          'GET',
+          '/admin/v1/tenants/demo/audit?operation=admin.agent.extended-card&resource=agent/ext-refused',
+        );
+        return (again.body['records'] as { principalId: string }[]).map((r) => r.principalId);
+      })
+      .toContain('platform:upstream-sync');
+  });
+
+  it('is read again on a schedule: a change is a new definition, served and audited', async () => {
+    await extended.process.stop();
+    extended = await startUpstreamAgent({
+      UPSTREAM_NAME: 'Extended',
+      UPSTREAM_BEARER_TOKEN: BEARER,
+      UPSTREAM_EXTENDED_SKILL: 'gold',
+      UPSTREAM_HTTP_PORT: String(extended.httpPort),
+      UPSTREAM_GRPC_PORT: String(extended.grpcPort),
+    });
+    const extendedSkills = async () => {
+      const sdk = await sdkClientOver(
+        'JSONRPC',
+        platform.baseUrl,
+        cardPath('ext-jsonrpc'),
+        API_KEY,
+      );
+      return sdk.card.skills.map((s) => s.id);
+    };
+    await expect.poll(extendedSkills, { timeout: 30_000 }).toContain('gold');
+    expect(await extendedSkills()).not.toContain('vip');
+    const audit = await admin(
+      'GET',
+      '/admin/v1/tenants/demo/audit?operation=admin.agent.sync&resource=agent/ext-jsonrpc&outcome=ok',
+    );
+    const records = audit.body['records'] as { principalId: string }[];
+    expect(records.map((r) => r.principalId)).toContain('platform:upstream-sync');
+    // Nothing the bridge uses changed: its version stays.
+    const upstreamNow = await admin('GET', '/admin/v1/tenants/demo/agents/ext-jsonrpc/upstream');
+    expect(upstreamNow.body['version']).toBe(1);
   });
 });
 

@@ -765,12 +765,27 @@ export const ADMIN_OPENAPI = {
       },
       ImportedAgent: {
         type: 'object',
-        required: ['agent', 'upstream', 'changed', 'created'],
+        required: ['agent', 'upstream', 'changed', 'created', 'warnings'],
         properties: {
           agent: ref('Agent'),
           upstream: ref('Upstream'),
           changed: { type: 'boolean' },
           created: { type: 'boolean' },
+          warnings: {
+            type: 'array',
+            description:
+              'What the import or sync could not do although the agent is imported: an extended card the ' +
+              'upstream declares that could not be read (the agent is served without it, or with the one ' +
+              'read before); each is also audited as a failed admin.agent.extended-card.',
+            items: {
+              type: 'object',
+              required: ['code', 'message'],
+              properties: {
+                code: { enum: ['EXTENDED_CARD_NOT_READ'] },
+                message: { type: 'string' },
+              },
+            },
+          },
         },
       },
       ApiKeyIssue: {

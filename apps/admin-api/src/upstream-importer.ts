@@ -16,14 +16,22 @@ import {
   type TenantId,
 } from '@lib/tenancy';
 import {
+  describeUpstreamError,
+  fetchExtendedCard,
   fetchUpstreamCard,
   importCard,
+  OAuthTokens,
   openHeaders,
   sealContext,
   SecretBox,
   summaryOf,
+  TokenRefused,
   UPSTREAM_BINDINGS,
   UpstreamCardError,
+  withExtendedCard,
+  withKeptExtendedCard,
+  type ImportedCard,
+  type OAuth2Client,
   type UpstreamRow,
   type UpstreamStore,
   type UpstreamSummary,
@@ -74,6 +82,18 @@ const importSchema = z
   })
   .strict();
 
+/** The audit operation of an upstream's extended card that an import or sync could not read. */
+export const EXTENDED_CARD_OPERATION = 'admin.agent.extended-card';
+
+/**
+ * Something an import or sync could not do, although the agent was imported: the upstream declares an
+ * extended card that could not be read (the agent is served without one, or with the one read before).
+ */
+export interface ImportWarning {
+  code: 'EXTENDED_CARD_NOT_READ';
+  message: string;
+}
+
 /** An imported agent: its definition, and what the admin API shows of its upstream. */
 export interface ImportedAgent {
   agent: AgentRecord;
@@ -81,6 +101,13 @@ export interface ImportedAgent {
   /** The definition or the upstream changed (an import creating the agent counts). */
   changed: boolean;
   created: boolean;
+  warnings: ImportWarning[];
+}
+
+/** OAuth 2 client credentials in the clear, for a bearer token of the extended card's request. */
+interface OAuthCredentials {
+  client: OAuth2Client;
+  secret: string;
 }
 
 /**
@@ -123,21 +150,26 @@ export class UpstreamImporter {
     const headers = spec.headers ?? {};
     const before = await this.upstreams.get(ref);
     const { oauth2 } = spec;
+    const oauth: OAuthCredentials | undefined = oauth2 && {
+      client: {
+        tokenUrl: oauth2.tokenUrl,
+        clientId: oauth2.clientId,
+        ...(oauth2.scope !== undefined ? { scope: oauth2.scope } : {}),
+      },
+      secret: oauth2.clientSecret,
+    };
     return this.write(ref, box, {
       cardUrl: spec.cardUrl,
       binding: spec.binding,
       headers,
       sealHeaders: true,
-      oauth2: oauth2
+      oauth2: oauth
         ? {
-            client: {
-              tokenUrl: oauth2.tokenUrl,
-              clientId: oauth2.clientId,
-              ...(oauth2.scope !== undefined ? { scope: oauth2.scope } : {}),
-            },
-            sealedSecret: box.seal(oauth2.clientSecret, sealContext(ref, 'oauth2-secret')),
+            client: oauth.client,
+            sealedSecret: box.seal(oauth.secret, sealContext(ref, 'oauth2-secret')),
           }
         : null,
+      oauth,
       before,
     });
   }
@@ -155,6 +187,13 @@ export class UpstreamImporter {
       binding: before.binding,
       headers,
       sealHeaders: false,
+      oauth:
+        before.oauth2 && before.oauth2SecretSealed
+          ? {
+              client: before.oauth2,
+              secret: box.open(before.oauth2SecretSealed, sealContext(ref, 'oauth2-secret')),
+            }
+          : undefined,
       before,
     });
   }
@@ -177,6 +216,8 @@ export class UpstreamImporter {
       sealHeaders: boolean;
       /** With the headers: what an import sets (null: none); a sync keeps what is stored. */
       oauth2?: UpstreamWrite['oauth2'];
+      /** The OAuth 2 credentials the extended card is asked for with, if any. */
+      oauth: OAuthCredentials | undefined;
       before: UpstreamRow | undefined;
     },
   ): Promise<ImportedAgent> {
@@ -200,13 +241,34 @@ export class UpstreamImporter {
       }
       throw error;
     });
+    const warnings: ImportWarning[] = [];
+    let definition = imported.definition;
+    if (imported.extendedCard) {
+      try {
+        definition = withExtendedCard(
+          definition,
+          await this.extendedCard(ref.tenantId, fetched.json, imported, how),
+        );
+      } catch (error) {
+        // The public card is enough to serve the agent: the import goes on, and says what it could not do.
+        definition = withKeptExtendedCard(definition, existing?.card);
+        warnings.push({
+          code: 'EXTENDED_CARD_NOT_READ',
+          message:
+            `the upstream declares an extended card, which was not read: ${notRead(error)}; the agent is ` +
+            (definition.extendedCard
+              ? 'served with the extended card read before'
+              : 'served without one'),
+        });
+      }
+    }
     // An unchanged card is not written again: its ETag, caches and `updatedAt` stay as they are.
     const unchanged =
-      existing !== undefined && canonicalize(existing.card) === canonicalize(imported.definition);
+      existing !== undefined && canonicalize(existing.card) === canonicalize(definition);
     const { agent, created } = unchanged
       ? { agent: existing, created: false }
       : await this.agents.write(ref, {
-          card: imported.definition,
+          card: definition,
           policy: existing?.policy ?? workerPolicySchema.parse({}),
         });
     // The bridge's worker credential: issued at the first import, and issued again under the same id and
@@ -260,7 +322,33 @@ export class UpstreamImporter {
       workerCredentialId: credential.credentialId,
       workerSecretSealed: credential.sealed,
     });
-    return { agent, upstream: summaryOf(row), changed: changed || !unchanged, created };
+    return { agent, upstream: summaryOf(row), changed: changed || !unchanged, created, warnings };
+  }
+
+  /**
+   * The upstream's extended card: GetExtendedAgentCard on the imported binding, with the headers and (OAuth 2)
+   * a bearer token, through the guard and within the card's limits.
+   */
+  private async extendedCard(
+    tenantId: TenantId,
+    card: Record<string, unknown>,
+    imported: ImportedCard,
+    how: { headers: Record<string, string>; oauth: OAuthCredentials | undefined },
+  ): Promise<Record<string, unknown>> {
+    const fetch = this.fetchFor(tenantId);
+    const token = how.oauth
+      ? await new OAuthTokens(how.oauth.client, how.oauth.secret, fetch).token()
+      : undefined;
+    return fetchExtendedCard({
+      card,
+      binding: imported.binding,
+      endpoint: imported.endpoint,
+      fetch,
+      allows: (host, address) => this.allowlist.allowed(tenantId, host, address),
+      headers: token ? { ...how.headers, Authorization: `Bearer ${token}` } : how.headers,
+      timeoutMs: this.config.UPSTREAM_CARD_TIMEOUT_MS,
+      limitBytes: this.config.UPSTREAM_CARD_LIMIT_BYTES,
+    });
   }
 
   private secretBox(): SecretBox {
@@ -285,4 +373,12 @@ export class UpstreamImporter {
     }
     return fetch;
   }
+}
+
+/** Why the extended card was not read, as an operator is told it. */
+function notRead(error: unknown): string {
+  if (error instanceof UpstreamCardError || error instanceof TokenRefused) {
+    return error.message;
+  }
+  return describeUpstreamError(error);
 }

@@ -12,7 +12,7 @@ import {
 import type { Pool } from 'pg';
 import { adminError } from './admin-errors.filter';
 import { ADMIN_CONFIG, ADMIN_PG_POOL } from './tokens';
-import { UpstreamImporter } from './upstream-importer';
+import { EXTENDED_CARD_OPERATION, UpstreamImporter } from './upstream-importer';
 
 /** The principal the schedule's audit records name. */
 export const UPSTREAM_SYNC_PRINCIPAL = 'platform:upstream-sync';
@@ -23,7 +23,8 @@ const MAX_TICK_MS = 60_000;
  * Reads every imported agent's card again every UPSTREAM_SYNC_INTERVAL_MS (docs/upstream.md "Import"): a
  * changed card is a new version of the definition, recorded in the tenant's audit chain as
  * `admin.agent.sync` by {@link UPSTREAM_SYNC_PRINCIPAL}; a card that cannot be read is recorded as failed
- * and tried again an interval later. Every admin API replica runs it; a card read again by two replicas at
+ * and tried again an interval later, an extended card that cannot be read as a failed
+ * {@link EXTENDED_CARD_OPERATION} (the sync itself went on). Every admin API replica runs it; a card read again by two replicas at
  * once changes the definition once (an unchanged card writes nothing).
  */
 @Injectable()
@@ -82,24 +83,33 @@ export class UpstreamSyncSchedule implements OnApplicationBootstrap, OnApplicati
         this.failedUntil.delete(key);
         if (synced.changed) {
           this.logger.log(`the card of ${key} changed: version ${synced.upstream.version}`);
-          await this.record(ref, 'ok', null);
+          await this.record(ref, 'admin.agent.sync', 'ok', null);
+        }
+        for (const warning of synced.warnings) {
+          this.logger.warn(`the card of ${key} was read again, but: ${warning.message}`);
+          await this.record(ref, EXTENDED_CARD_OPERATION, 'failed', warning.code);
         }
       } catch (error) {
         this.failedUntil.set(key, Date.now() + interval);
         this.logger.warn(`the card of ${key} was not read again: ${String(error)}`);
-        await this.record(ref, 'failed', adminError(error).body.error.status);
+        await this.record(ref, 'admin.agent.sync', 'failed', adminError(error).body.error.status);
       }
     }
   }
 
-  private async record(ref: AgentRef, outcome: 'ok' | 'failed', reason: string | null) {
+  private async record(
+    ref: AgentRef,
+    operation: string,
+    outcome: 'ok' | 'failed',
+    reason: string | null,
+  ) {
     await this.audit
       .record({
         tenantId: ref.tenantId,
         principalId: UPSTREAM_SYNC_PRINCIPAL,
         credentialId: null,
         sourceAddress: null,
-        operation: 'admin.agent.sync',
+        operation,
         binding: 'ADMIN',
         resource: `agent/${ref.agentId}`,
         outcome,
@@ -108,7 +118,7 @@ export class UpstreamSyncSchedule implements OnApplicationBootstrap, OnApplicati
         occurredAt: new Date(),
       })
       .catch((error: unknown) => {
-        this.logger.error(`audit record of a scheduled sync not written: ${String(error)}`);
+        this.logger.error(`audit record of a scheduled ${operation} not written: ${String(error)}`);
       });
   }
 }

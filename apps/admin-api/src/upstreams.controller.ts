@@ -6,29 +6,35 @@ import {
   HttpCode,
   Param,
   Post,
+  Req,
   Res,
   UseFilters,
   UseGuards,
   UseInterceptors,
 } from '@nestjs/common';
 import type { Response } from 'express';
+import { AdminAudit } from './admin-audit';
 import { AdminAuditInterceptor } from './admin-audit.interceptor';
 import { AdminErrorsFilter } from './admin-errors.filter';
 import { AdminRoute } from './admin-route';
-import { AdminGuard } from './admin.guard';
+import { AdminGuard, type AdminRequest } from './admin.guard';
 import { agentParam, tenantParam } from './params';
-import { UpstreamImporter, type ImportedAgent } from './upstream-importer';
+import { EXTENDED_CARD_OPERATION, UpstreamImporter, type ImportedAgent } from './upstream-importer';
 
 /**
  * Agents imported from existing A2A servers (docs/upstream.md): import one from its card, read its card again,
- * see where it forwards to. The upstream's headers are write-only: only their names are ever answered.
+ * see where it forwards to. The upstream's headers are write-only: only their names are ever answered. What
+ * an import or sync could not do (its warnings) is audited besides the call itself, as failed.
  */
 @Controller('admin/v1/tenants/:tenantId/agents')
 @UseGuards(AdminGuard)
 @UseFilters(AdminErrorsFilter)
 @UseInterceptors(AdminAuditInterceptor)
 export class UpstreamsController {
-  constructor(private readonly importer: UpstreamImporter) {}
+  constructor(
+    private readonly importer: UpstreamImporter,
+    private readonly audit: AdminAudit,
+  ) {}
 
   @Post(':agentId/import')
   @AdminRoute('admin.agent.import', 'tenant:admin')
@@ -36,9 +42,11 @@ export class UpstreamsController {
     @Param('tenantId') tenantId: string,
     @Param('agentId') agentId: string,
     @Body() body: unknown,
+    @Req() req: AdminRequest,
     @Res({ passthrough: true }) res: Response,
   ): Promise<ImportedAgent> {
     const imported = await this.importer.import(tenantParam(tenantId), agentId, body);
+    await this.auditWarnings(req, imported);
     res.status(imported.created ? 201 : 200);
     return imported;
   }
@@ -46,11 +54,14 @@ export class UpstreamsController {
   @Post(':agentId/sync')
   @HttpCode(200)
   @AdminRoute('admin.agent.sync', 'tenant:admin')
-  sync(
+  async sync(
     @Param('tenantId') tenantId: string,
     @Param('agentId') agentId: string,
+    @Req() req: AdminRequest,
   ): Promise<ImportedAgent> {
-    return this.importer.sync(agentParam(tenantId, agentId));
+    const synced = await this.importer.sync(agentParam(tenantId, agentId));
+    await this.auditWarnings(req, synced);
+    return synced;
   }
 
   @Get(':agentId/upstream')
@@ -60,5 +71,11 @@ export class UpstreamsController {
     @Param('agentId') agentId: string,
   ): Promise<UpstreamSummary> {
     return this.importer.get(agentParam(tenantId, agentId));
+  }
+
+  private async auditWarnings(req: AdminRequest, imported: ImportedAgent): Promise<void> {
+    for (const warning of imported.warnings) {
+      await this.audit.record(req, EXTENDED_CARD_OPERATION, 'failed', warning.code);
+    }
   }
 }

@@ -4,6 +4,7 @@
  * API writes and the bridge reads.
  */
 export * from './card-fetch';
+export * from './extended-card';
 export * from './oauth-token';
 export * from './secret-box';
 export * from './upstream-card';

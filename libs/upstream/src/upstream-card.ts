@@ -138,15 +138,7 @@ export function importCard(json: unknown, wanted?: UpstreamBinding): ImportedCar
     version: card.version?.trim() || '1.0.0',
     defaultInputModes: orDefault(card.defaultInputModes),
     defaultOutputModes: orDefault(card.defaultOutputModes),
-    skills: card.skills.map((skill) => ({
-      id: skill.id,
-      name: skill.name,
-      description: skill.description?.trim() || skill.name,
-      tags: skill.tags,
-      examples: skill.examples,
-      ...(skill.inputModes?.length ? { inputModes: skill.inputModes } : {}),
-      ...(skill.outputModes?.length ? { outputModes: skill.outputModes } : {}),
-    })),
+    skills: card.skills.map(hostedSkill),
     ...(card.documentationUrl ? { documentationUrl: card.documentationUrl } : {}),
     ...(card.iconUrl ? { iconUrl: card.iconUrl } : {}),
     ...(card.capabilities.extensions.length > 0
@@ -180,6 +172,87 @@ export function importCard(json: unknown, wanted?: UpstreamBinding): ImportedCar
     streaming: card.capabilities.streaming === true,
     extendedCard: card.capabilities.extendedAgentCard === true,
     signed: card.signatures.length > 0,
+  };
+}
+
+/** What the upstream's extended card says (GetExtendedAgentCard answers a whole card; the rest is its public one). */
+const extendedCardSchema = z
+  .object({ description: z.string().optional().default(''), skills: list(upstreamSkill) })
+  .passthrough();
+
+type HostedSkill = NonNullable<AgentCardDefinition['skills']>[number];
+type ExtendedPart = NonNullable<AgentCardDefinition['extendedCard']>;
+
+/**
+ * The definition with what the upstream's extended card adds to its public one, served to authenticated
+ * callers by GetExtendedAgentCard: the skills the public card does not list (by id) and its description when
+ * it differs; `capabilities.extendedAgentCard` is declared. Throws {@link UpstreamCardError} naming the field
+ * of the extended card that cannot be hosted.
+ */
+export function withExtendedCard(
+  definition: AgentCardDefinition,
+  extendedJson: unknown,
+): AgentCardDefinition {
+  const parsed = extendedCardSchema.safeParse(extendedJson);
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0];
+    const field = issue?.path.join('.') || 'card';
+    throw new UpstreamCardError(
+      `the extended card is not an A2A agent card: ${field}: ${issue?.message ?? ''}`,
+      `extendedCard.${field}`,
+    );
+  }
+  const description = parsed.data.description.trim();
+  return extended(definition, {
+    ...(description !== '' && description !== definition.description ? { description } : {}),
+    skills: parsed.data.skills.map(hostedSkill),
+  });
+}
+
+/**
+ * The definition with the extended part of `previous` (the agent's definition before), when it had one: what
+ * an import or sync keeps when the upstream declares an extended card that cannot be read this time.
+ */
+export function withKeptExtendedCard(
+  definition: AgentCardDefinition,
+  previous: AgentCardDefinition | undefined,
+): AgentCardDefinition {
+  return previous?.extendedAgentCard === true && previous.extendedCard
+    ? extended(definition, previous.extendedCard)
+    : definition;
+}
+
+function extended(definition: AgentCardDefinition, part: ExtendedPart): AgentCardDefinition {
+  const listed = new Set((definition.skills ?? []).map((skill) => skill.id));
+  const result = agentCardDefinitionSchema.safeParse({
+    ...definition,
+    extendedAgentCard: true,
+    extendedCard: {
+      ...(part.description !== undefined ? { description: part.description } : {}),
+      skills: (part.skills ?? []).filter((skill) => !listed.has(skill.id)),
+    },
+  });
+  if (!result.success) {
+    const issue = result.error.issues[0];
+    const field = issue?.path.join('.') || 'card';
+    throw new UpstreamCardError(
+      `the extended card cannot be hosted: ${field}: ${issue?.message ?? ''}`,
+      field,
+    );
+  }
+  return result.data;
+}
+
+/** An upstream skill as the platform's card shows it: a description is required (the name stands in). */
+function hostedSkill(skill: z.infer<typeof upstreamSkill>): HostedSkill {
+  return {
+    id: skill.id,
+    name: skill.name,
+    description: skill.description?.trim() || skill.name,
+    tags: skill.tags,
+    examples: skill.examples,
+    ...(skill.inputModes?.length ? { inputModes: skill.inputModes } : {}),
+    ...(skill.outputModes?.length ? { outputModes: skill.outputModes } : {}),
   };
 }
 

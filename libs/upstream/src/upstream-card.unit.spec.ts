@@ -1,5 +1,10 @@
 import { describe, expect, it } from 'vitest';
-import { importCard, UpstreamCardError } from './upstream-card';
+import {
+  importCard,
+  UpstreamCardError,
+  withExtendedCard,
+  withKeptExtendedCard,
+} from './upstream-card';
 
 const card = (over: Record<string, unknown> = {}) => ({
   name: 'Weather',
@@ -106,5 +111,90 @@ describe('importCard', () => {
     });
     expect(bare.streaming).toBe(false);
     expect(bare.signed).toBe(true);
+  });
+});
+
+describe('withExtendedCard', () => {
+  const extendedCard = (over: Record<string, unknown> = {}) =>
+    card({
+      description: 'Forecasts, and more for our customers',
+      skills: [
+        {
+          id: 'forecast',
+          name: 'Forecast',
+          description: 'Changed, still public',
+          tags: ['weather'],
+        },
+        { id: 'alerts', name: 'Alerts', tags: ['weather', 'vip'], examples: ['any storm?'] },
+      ],
+      ...over,
+    });
+
+  it('adds the skills only the extended card lists, and its description, and declares the capability', () => {
+    const { definition } = importCard(card({ capabilities: { extendedAgentCard: true } }));
+    const extended = withExtendedCard(definition, extendedCard());
+    expect(extended.extendedAgentCard).toBe(true);
+    expect(extended.extendedCard).toEqual({
+      description: 'Forecasts, and more for our customers',
+      skills: [
+        {
+          id: 'alerts',
+          name: 'Alerts',
+          description: 'Alerts',
+          tags: ['weather', 'vip'],
+          examples: ['any storm?'],
+        },
+      ],
+    });
+    // The public part stays as the public card says.
+    expect(extended.skills?.map((s) => s.id)).toEqual(['forecast']);
+    expect(extended.description).toBe('Forecasts');
+  });
+
+  it('leaves out a description the public card has already', () => {
+    const { definition } = importCard(card());
+    const extended = withExtendedCard(definition, extendedCard({ description: 'Forecasts' }));
+    expect(extended.extendedCard).toEqual({ skills: [expect.objectContaining({ id: 'alerts' })] });
+  });
+
+  it('names the field of an extended card that cannot be hosted', () => {
+    const { definition } = importCard(card());
+    const notACard = () => withExtendedCard(definition, { skills: [{ name: 'no id' }] });
+    expect(notACard).toThrow(UpstreamCardError);
+    expect(notACard).toThrow(expect.objectContaining({ field: 'extendedCard.skills.0.id' }));
+    const badMode = () =>
+      withExtendedCard(
+        definition,
+        extendedCard({ skills: [{ id: 'x', name: 'X', tags: [], inputModes: ['not a type'] }] }),
+      );
+    expect(badMode).toThrow(
+      expect.objectContaining({ field: 'extendedCard.skills.0.inputModes.0' }),
+    );
+  });
+});
+
+describe('withKeptExtendedCard', () => {
+  it('keeps the extended part read before, without the skills that became public', () => {
+    const { definition: before } = importCard(card());
+    const previous = withExtendedCard(before, {
+      description: 'More',
+      skills: [
+        { id: 'alerts', name: 'Alerts', tags: [] },
+        { id: 'radar', name: 'Radar', tags: [] },
+      ],
+    });
+    const { definition: now } = importCard(
+      card({ skills: [{ id: 'radar', name: 'Radar', tags: [] }] }),
+    );
+    const kept = withKeptExtendedCard(now, previous);
+    expect(kept.extendedAgentCard).toBe(true);
+    expect(kept.extendedCard?.description).toBe('More');
+    expect(kept.extendedCard?.skills?.map((s) => s.id)).toEqual(['alerts']);
+  });
+
+  it('changes nothing when there was no extended card before', () => {
+    const { definition } = importCard(card());
+    expect(withKeptExtendedCard(definition, undefined)).toBe(definition);
+    expect(withKeptExtendedCard(definition, definition)).toBe(definition);
   });
 });
