@@ -46,19 +46,22 @@ const API_KEY = 'demo-key';
 /** The failure cases' agent: a short lease, so that a dead or frozen worker's task is leased again soon. */
 const FRAGILE = 'py-fragile';
 const FRAGILE_LEASE_TTL_MS = 2_000;
-/** Long enough for a SIGTERM to reach a worker mid-task. */
+/** How long a client reads a stream before it gives up (a generous bound, not a speed). */
 const STREAM_TIMEOUT_MS = 30_000;
+
+interface CardFields {
+  name: string;
+  /** The agent may answer with a bare Message instead of a task. */
+  messageReplies?: boolean;
+}
 
 /** The agents this file defines, each served by one Python example. */
 const AGENTS = {
-  'py-echo': { example: 'echo', name: 'Python echo' },
-  'py-countdown': { example: 'countdown', name: 'Python countdown' },
-  'py-interview': { example: 'interview', name: 'Python interview' },
-  'py-shout': { example: 'shout', name: 'Python shout', messageReplies: true },
-} as const satisfies Record<
-  string,
-  { example: PythonExample; name: string; messageReplies?: boolean }
->;
+  'py-echo': { example: 'echo', card: { name: 'Python echo' } },
+  'py-countdown': { example: 'countdown', card: { name: 'Python countdown' } },
+  'py-interview': { example: 'interview', card: { name: 'Python interview' } },
+  'py-shout': { example: 'shout', card: { name: 'Python shout', messageReplies: true } },
+} as const satisfies Record<string, { example: PythonExample; card: CardFields }>;
 type Agent = keyof typeof AGENTS | typeof FRAGILE;
 
 let platform: Standalone;
@@ -72,7 +75,7 @@ const cardPath = (agent: Agent): string => `/agents/${TENANT}/${agent}/.well-kno
 /** Defines `agent` through the admin API and issues a worker credential for it; returns its secret. */
 async function defineAgent(
   agent: Agent,
-  card: { name: string; messageReplies?: boolean },
+  card: CardFields,
   policy: Record<string, unknown> = {},
 ): Promise<string> {
   const put = await admin('PUT', `/admin/v1/tenants/${TENANT}/agents/${agent}`, {
@@ -173,21 +176,15 @@ beforeAll(async () => {
     // Heartbeats well within the fragile agent's 2 s leases.
     HEARTBEAT_INTERVAL_MS: '500',
   });
-  const secrets = await Promise.all(
-    Object.entries(AGENTS).map(([agent, definition]) =>
-      defineAgent(agent as Agent, {
-        name: definition.name,
-        ...('messageReplies' in definition && { messageReplies: true }),
-      }),
-    ),
-  );
   fragileSecret = await defineAgent(
     FRAGILE,
     { name: 'Python fragile countdown' },
-    { leaseTtlMs: FRAGILE_LEASE_TTL_MS, maxAttempts: 5 },
+    { leaseTtlMs: FRAGILE_LEASE_TTL_MS },
   );
   await Promise.all([
-    ...Object.values(AGENTS).map((definition, i) => startWorker(definition.example, secrets[i]!)),
+    ...Object.entries(AGENTS).map(async ([agent, { example, card }]) =>
+      startWorker(example, await defineAgent(agent as Agent, card)),
+    ),
     // Two workers with room for one task each (see 'a Python worker that fails').
     startWorker('countdown', fragileSecret, { WORKER_CONCURRENCY: '1' }),
     startWorker('countdown', fragileSecret, { WORKER_CONCURRENCY: '1' }),
@@ -200,7 +197,7 @@ afterAll(async () => {
 });
 
 describe.each(SDK_TRANSPORTS)('the Python example agents, called over %s', (transport) => {
-  it('echo answers with the text as the artifact echo; the log holds its one update', async () => {
+  it('echo answers with the text as the artifact echo; the log holds the lease and the worker’s three events', async () => {
     const sdk = await clientOf(transport, 'py-echo');
     const text = `hello from ${transport}`;
     const task = asTask(await sdk.client.sendMessage(sendRequest(rawUserMessage(text))));
