@@ -20,6 +20,11 @@ const HTTP_STATUS = /(?:Status: |establishing stream for \S+: )(\d{3})\b/;
  * status (a refused credential, a bad request, a redirect) and a gRPC refusal are final.
  */
 export function isRetryable(error: unknown): boolean {
+  // The SDK's gRPC transport wraps a failed call that carries no A2A reason (no connection, a deadline) in a
+  // plain A2AError whose cause is grpc-js's error: that is the transport's failure, judged by its status code.
+  if (error instanceof A2AError && error.name === 'A2AError' && hasGrpcCode(error.cause)) {
+    return isRetryable(error.cause);
+  }
   // An A2A error is the upstream's answer; an answer that is not JSON will not become JSON on a retry.
   if (error instanceof A2AError || error instanceof SyntaxError || error instanceof TokenRefused) {
     return false;
@@ -34,4 +39,9 @@ export function isRetryable(error: unknown): boolean {
     return n === 408 || n === 429 || n >= 500;
   }
   return true;
+}
+
+/** Whether `value` is grpc-js's error of a call (a `ServiceError`, with its numeric status `code`). */
+function hasGrpcCode(value: unknown): boolean {
+  return value instanceof Error && typeof (value as { code?: unknown }).code === 'number';
 }
