@@ -12,6 +12,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { runGenerator } from './generated-code.mjs';
 
 const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const protoRoot = path.join(repoRoot, 'proto');
@@ -171,66 +172,4 @@ function generate(outDir) {
   }
 }
 
-/** Relative paths of all files below dir (sorted, forward slashes). */
-function listFiles(dir, prefix = '') {
-  if (!fs.existsSync(path.join(dir, prefix))) return [];
-  const out = [];
-  for (const entry of fs.readdirSync(path.join(dir, prefix), { withFileTypes: true })) {
-    const rel = prefix ? `${prefix}/${entry.name}` : entry.name;
-    if (entry.isDirectory()) out.push(...listFiles(dir, rel));
-    else out.push(rel);
-  }
-  return out.sort();
-}
-
-function check() {
-  const tmpRoot = fs.mkdtempSync(path.join(os.tmpdir(), 'a2a-gen-check-'));
-  try {
-    const fresh = path.join(tmpRoot, 'generated');
-    generate(fresh);
-    const expected = listFiles(fresh);
-    const actual = listFiles(outputDir);
-    const differing = [];
-    for (const rel of new Set([...expected, ...actual])) {
-      const a = path.join(fresh, rel);
-      const b = path.join(outputDir, rel);
-      if (!fs.existsSync(a)) differing.push(`${rel} (not produced by the generator; remove it)`);
-      else if (!fs.existsSync(b)) differing.push(`${rel} (missing)`);
-      else if (!fs.readFileSync(a).equals(fs.readFileSync(b)))
-        differing.push(`${rel} (content differs)`);
-    }
-    const shown = path.relative(repoRoot, outputDir);
-    if (differing.length > 0) {
-      console.error(
-        `gen-proto --check: ${shown} is out of date; run \`npm run gen\`. Differing files:`,
-      );
-      for (const line of differing.sort()) console.error(`  ${line}`);
-      process.exit(1);
-    }
-    console.log(`gen-proto --check: ${shown} is up to date (${expected.length} files).`);
-  } finally {
-    fs.rmSync(tmpRoot, { recursive: true, force: true });
-  }
-}
-
-function write() {
-  const tmpRoot = fs.mkdtempSync(path.join(os.tmpdir(), 'a2a-gen-out-'));
-  try {
-    const fresh = path.join(tmpRoot, 'generated');
-    generate(fresh);
-    fs.rmSync(outputDir, { recursive: true, force: true });
-    fs.mkdirSync(path.dirname(outputDir), { recursive: true });
-    fs.cpSync(fresh, outputDir, { recursive: true });
-    const files = listFiles(outputDir);
-    console.log(`gen-proto: wrote ${files.length} files to ${path.relative(repoRoot, outputDir)}:`);
-    for (const rel of files) console.log(`  ${rel}`);
-  } finally {
-    fs.rmSync(tmpRoot, { recursive: true, force: true });
-  }
-}
-
-const args = process.argv.slice(2);
-const unknown = args.filter((arg) => arg !== '--check');
-if (unknown.length > 0) fail(`unknown argument(s): ${unknown.join(' ')}`);
-if (args.includes('--check')) check();
-else write();
+runGenerator({ name: 'gen-proto', repoRoot, outputDir, generate });
