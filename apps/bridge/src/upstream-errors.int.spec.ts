@@ -34,6 +34,8 @@ async function sendError(endpoint: string): Promise<unknown> {
         role: 'ROLE_USER',
         parts: [{ text: 'hello' }],
       }),
+      configuration: undefined,
+      metadata: undefined,
     });
   } catch (error) {
     return error;
