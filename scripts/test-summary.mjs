@@ -40,6 +40,9 @@ function tierOf(file) {
 }
 
 const seconds = (ms) => `${(ms / 1000).toFixed(1)} s`;
+/** One tier's line: its name, wall time, files and tests. */
+const tierLine = (tier, ms, fileCount, tests) =>
+  `${tier.padEnd(8)} ${seconds(ms).padStart(9)}  ${String(fileCount).padStart(4)} files  ${String(tests).padStart(5)} tests`;
 const files = report.testResults.map((result) => ({
   file: relative(process.cwd(), result.name),
   tier: tierOf(result.name),
@@ -56,14 +59,10 @@ for (const tier of [...TIERS, 'other']) {
   }
   const wall = Math.max(...own.map((f) => f.end)) - Math.min(...own.map((f) => f.start));
   const tests = own.reduce((sum, f) => sum + f.tests, 0);
-  console.log(
-    `${tier.padEnd(8)} ${seconds(wall).padStart(9)}  ${String(own.length).padStart(4)} files  ${String(tests).padStart(5)} tests`,
-  );
+  console.log(tierLine(tier, wall, own.length, tests));
 }
 if (python) {
-  console.log(
-    `${'python'.padEnd(8)} ${seconds(python.seconds * 1000).padStart(9)}  ${String(python.files).padStart(4)} files  ${String(python.tests).padStart(5)} tests`,
-  );
+  console.log(tierLine('python', python.seconds * 1000, python.files, python.tests));
 }
 console.log(`slowest ${SLOWEST} files:`);
 for (const f of [...files].sort((a, b) => b.end - b.start - (a.end - a.start)).slice(0, SLOWEST)) {

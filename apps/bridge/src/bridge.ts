@@ -139,6 +139,7 @@ export class Bridge {
         name: typeof row.card['name'] === 'string' ? row.card['name'] : key,
         client,
         streaming: row.streaming,
+        measureEvents: row.binding === 'GRPC',
         headers: async () =>
           tokens ? { ...headers, Authorization: `Bearer ${await tokens.token()}` } : headers,
       },

@@ -72,8 +72,8 @@ export function eventLimit(
 }
 
 /**
- * Refuses an event whose JSON form is larger than `limitBytes`: on gRPC the only check (grpc-js reads a
- * message whole up to its own 4 MiB), on the HTTP bindings a second look at what was read.
+ * Refuses an event whose JSON form is larger than `limitBytes`: the check of a gRPC upstream's events, which
+ * grpc-js reads whole up to its own 4 MiB (an HTTP body is cut as it is read, {@link limitedResponse}).
  */
 export function checkEventSize(event: unknown, limitBytes: number): void {
   if (Buffer.byteLength(JSON.stringify(event), 'utf8') > limitBytes) {

@@ -40,6 +40,11 @@ export interface Upstream {
   readonly streaming: boolean;
   /** The headers of the next call (an API key, `Authorization`, a bearer token of OAuth 2). */
   readonly headers: () => Promise<Readonly<Record<string, string>>>;
+  /**
+   * Its events are measured here, in their JSON form, against the event limit: gRPC, whose messages grpc-js
+   * reads whole. The HTTP bindings' bodies are cut at the limit as they are read (`limitedResponse`).
+   */
+  readonly measureEvents: boolean;
 }
 
 export interface UpstreamSettings {
@@ -273,7 +278,9 @@ class UpstreamRun {
 
   /** Publishes what an upstream event changes; the first one of this message records the link. */
   private async apply(event: UpstreamEvent): Promise<void> {
-    checkEventSize(event, this.settings.eventLimitBytes);
+    if (this.upstream.measureEvents) {
+      checkEventSize(event, this.settings.eventLimitBytes);
+    }
     if ('message' in event) {
       await this.answer(event.message);
       return;
