@@ -15,7 +15,7 @@
  * identical answer apart from the ids (nothing about the owner's task is revealed, §10.13), that a stream
  * is refused with a plain error before it opens (§10.6), and that no row of any table changed: a checksum of
  * every row of every table of the `events`, `read` and `ops` schemas. The `audit` schema is left out on
- * purpose: recording refused calls is its job (docs/audit.md); so is `ops.worker_sessions`, which each
+ * purpose: recording refused calls is its job (docs/admin.md, "Audit"); so is `ops.worker_sessions`, which each
  * task-service replica rewrites on a timer with its connected workers (no call writes it).
  *
  * Rows where the caller is allowed to ask assert that the answer shows nothing of the owner's and change

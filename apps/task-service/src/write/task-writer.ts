@@ -99,7 +99,7 @@ const MAX_TRIES = 5;
 const RETRY_BATCH = new Set(['40P01', '40001']);
 
 /**
- * The write path of task streams, with group commit (docs/adr/0007-hot-path.md): commands arriving while a
+ * The write path of task streams, with group commit (docs/adr/0007-hot-path-group-commit.md): commands arriving while a
  * batch commits are decided together on their streams' current states (held in a cache, or read in one
  * query) and appended in one statement, each stream under its own expected version. A stream that moved on
  * meanwhile is re-read and decided again; the others are not held back by it. At most

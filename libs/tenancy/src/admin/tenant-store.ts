@@ -183,7 +183,7 @@ export class TenantStore {
    * The second step of a deletion: removes everything the tenant owns (tasks and their events, webhooks and
    * deliveries, credentials, issuers, agents, the tenant) in one transaction. Only a tenant marked `deleting`
    * can be purged. Returns the rows deleted per table. Records already on the Kafka feed stay there until
-   * the topic's retention removes them (docs/operating.md).
+   * the topic's retention removes them (docs/admin.md).
    */
   async purge(tenantId: TenantId): Promise<Record<string, number>> {
     const client = await this.pool.connect();
