@@ -73,7 +73,7 @@ function checkProtoc() {
   const result = spawnSync('protoc', ['--version'], { encoding: 'utf8' });
   if (result.error) {
     fail(
-      `cannot run protoc (${result.error.message}); install Debian's protobuf-compiler (protoc 3.21)`,
+      `cannot run protoc (${result.error.message}); install Debian's protobuf-compiler (protoc 3.21) and libprotobuf-dev (the well-known types)`,
     );
   }
   const version = result.stdout.trim();
