@@ -1,26 +1,28 @@
 // The standalone process is the one place that composes other apps' code (ARCHITECTURE.md).
+import type {
+  TaskCommandMethod,
+  TaskCommandRequests,
+  TaskCommandResponses,
+  Versioned,
+} from '@lib/a2a-protocol';
 import type { CallContext } from '@lib/tenancy';
-import { A2aOperations, type Versioned } from '../../ingress/src/operations/a2a-operations';
-import {
-  type TaskCommandController,
-  type TaskOperation,
-} from '../../task-service/src/grpc/task-command.controller';
+import { A2aOperations } from '../../ingress/src/operations/a2a-operations';
+import type { TaskCommands } from '../../task-service/src/task-commands';
 
 /**
- * The ingress's operations port served by the task-service of the same process: a method call, no gRPC hop
- * and no JSON re-encoding; the request document the binding parsed is validated once, by the task-service.
+ * The ingress's operations port served by the task-service of the same process: a method call with the
+ * request the binding decoded, no gRPC hop and no re-encoding.
  */
 export class InProcessOperations extends A2aOperations {
-  constructor(private readonly commands: TaskCommandController) {
+  constructor(private readonly commands: TaskCommands) {
     super();
   }
 
-  protected async call(
-    operation: TaskOperation,
-    params: unknown,
+  invoke<M extends TaskCommandMethod>(
+    method: M,
+    request: TaskCommandRequests[M],
     ctx: CallContext,
-  ): Promise<Versioned<unknown>> {
-    const { result, version } = await this.commands.invoke(operation, params, ctx);
-    return { result, version: version ?? 0 };
+  ): Promise<Versioned<TaskCommandResponses[M]>> {
+    return this.commands.invoke(method, request, ctx);
   }
 }

@@ -9,7 +9,7 @@ import { LocalCommits } from '../../ingress/src/streaming/local-commits';
 import { PushDispatcherModule } from '../../push-dispatcher/src/push-dispatcher.module';
 import { PUSH_SIGNING_KEY } from '../../push-dispatcher/src/tokens';
 import { RelayModule } from '../../relay/src/relay.module';
-import { TaskCommandController } from '../../task-service/src/grpc/task-command.controller';
+import { TaskCommands } from '../../task-service/src/task-commands';
 import { TaskServiceModule } from '../../task-service/src/task-service.module';
 import { TaskWriter } from '../../task-service/src/write/task-writer';
 import { InProcessOperations } from './in-process-operations';
@@ -27,8 +27,8 @@ export class StandaloneModule {
     // The ingress calls the task-service of this process directly (ADR 0007).
     const operations: Provider = {
       provide: A2aOperations,
-      useFactory: (commands: TaskCommandController) => new InProcessOperations(commands),
-      inject: [TaskCommandController],
+      useFactory: (commands: TaskCommands) => new InProcessOperations(commands),
+      inject: [TaskCommands],
     };
     // Its feed takes the events the task-service commits here without reading them back (ADR 0008).
     const localCommits: Provider = {

@@ -1,4 +1,4 @@
-import type { A2aJsonRpcMethod } from '@lib/a2a-protocol';
+import type { A2aJsonRpcMethod, Versioned } from '@lib/a2a-protocol';
 import { callEntry, type AuditEntry } from '@lib/audit';
 import type { EventMetadata } from '@lib/event-store';
 import { activeTraceparent, ATTRIBUTES, inSpan, SPANS } from '@lib/observability';
@@ -6,7 +6,7 @@ import { taskIdOf, type CallContext, type TaskRef } from '@lib/tenancy';
 import { SpanKind, type Context } from '@opentelemetry/api';
 import { ATTR_RPC_METHOD, ATTR_RPC_SYSTEM_NAME } from '@opentelemetry/semantic-conventions';
 
-export type { CallContext };
+export type { CallContext, Versioned };
 
 /** The task a request names by its id (as decoded), in the caller's tenant. */
 export function callerTask(ctx: CallContext, taskId: string): TaskRef {
@@ -37,12 +37,6 @@ export function callAudit(ctx: CallContext, method: A2aJsonRpcMethod, task: Task
     outcome: 'ok',
     reason: null,
   });
-}
-
-/** An operation's result and, when it shows a task, that task's generation. */
-export interface Versioned<T> {
-  result: T;
-  version?: number;
 }
 
 /**

@@ -28,7 +28,7 @@ import { WorkQueue } from './dispatch/work-queue';
 import { WorkerRegistry } from './dispatch/worker-registry';
 import { WorkerSessionStore } from './dispatch/worker-session.store';
 import { GrpcServers } from './grpc/grpc-servers';
-import { TaskCommandController } from './grpc/task-command.controller';
+import { TaskCommands } from './task-commands';
 import { WorkerGateway } from './grpc/worker.gateway';
 import { NoticeBus } from './notice-bus';
 import { GetTaskQuery } from './queries/get-task.query';
@@ -110,11 +110,11 @@ export class TaskServiceModule {
         WorkerSessionStore,
         WorkerRegistry,
         WorkerGateway,
-        TaskCommandController,
+        TaskCommands,
         GrpcServers,
         TaskServiceOps,
       ],
-      exports: [GrpcServers, PG_POOL, TaskCommandController, TaskWriter],
+      exports: [GrpcServers, PG_POOL, TaskCommands, TaskWriter],
     };
   }
 }

@@ -1,5 +1,12 @@
 import { credentials, Metadata } from '@grpc/grpc-js';
-import { A2aError, isErrorReason, taskPb, type TaskCommandMethod } from '@lib/a2a-protocol';
+import {
+  A2aError,
+  decodeTaskCommand,
+  isErrorReason,
+  taskCommandCall,
+  taskPb,
+  type TaskCommandMethod,
+} from '@lib/a2a-protocol';
 import { CLIENT_SCOPES } from '@lib/authz';
 import { postgresSchema, taskServiceSchema, type TaskServiceConfig } from '@lib/config';
 import { seedTenant } from '@lib/tenancy';
@@ -98,6 +105,23 @@ export interface Caller {
   credentialId?: string;
 }
 
+/** The call context an ingress would send for `caller`. */
+export function callerContext(caller: Caller): taskPb.CallContext {
+  return {
+    tenantId: caller.tenantId,
+    agentId: caller.agentId,
+    principalId: caller.principalId,
+    scopes: [...(caller.scopes ?? CLIENT_SCOPES)],
+    credentialId: caller.credentialId ?? '',
+    method: caller.method ?? '',
+    binding: 'JSONRPC',
+    protocolVersion: '1.0',
+    traceparent: '',
+    requestId: 'test',
+    sourceAddress: '',
+  };
+}
+
 /** Calls the internal TaskCommandService as an ingress replica would; A2A errors are thrown as A2aError. */
 export class CommandClient {
   private readonly client: taskPb.TaskCommandServiceClient;
@@ -106,41 +130,33 @@ export class CommandClient {
     this.client = new taskPb.TaskCommandServiceClient(target, credentials.createInsecure());
   }
 
+  /** An operation with its request document, decoded and sent as protobuf as the ingress sends it. */
   call<T>(method: TaskCommandMethod, caller: Caller, params: unknown): Promise<T> {
-    const request: taskPb.OperationCall = {
-      context: {
-        tenantId: caller.tenantId,
-        agentId: caller.agentId,
-        principalId: caller.principalId,
-        scopes: [...(caller.scopes ?? CLIENT_SCOPES)],
-        credentialId: caller.credentialId ?? '',
-        method: caller.method ?? '',
-        binding: 'JSONRPC',
-        protocolVersion: '1.0',
-        traceparent: '',
-        requestId: 'test',
-        sourceAddress: '',
-      },
-      requestJson: JSON.stringify(params),
-    };
+    const request = decodeTaskCommand(method, params);
+    return this.send<T>(method, taskCommandCall(method, request, callerContext(caller)));
+  }
+
+  /** One OperationCall as given; the response document, or its A2A error thrown as A2aError. */
+  async send<T>(method: TaskCommandMethod, call: taskPb.OperationCall): Promise<T> {
+    const result = await this.result(method, call);
+    if (result.error) {
+      const { reason, message, metadata, fieldViolations } = result.error;
+      throw new A2aError(
+        isErrorReason(reason) ? reason : 'INTERNAL',
+        message,
+        metadata,
+        fieldViolations,
+      );
+    }
+    return JSON.parse(result.responseJson ?? 'null') as T;
+  }
+
+  /** One OperationCall as given, and the OperationResult as it came back. */
+  result(method: TaskCommandMethod, call: taskPb.OperationCall): Promise<taskPb.OperationResult> {
     return new Promise((resolve, reject) => {
-      this.client[method](request, new Metadata(), (error, result) => {
-        if (error) {
-          reject(error);
-        } else if (result.error) {
-          const { reason, message, metadata, fieldViolations } = result.error;
-          reject(
-            new A2aError(
-              isErrorReason(reason) ? reason : 'INTERNAL',
-              message,
-              metadata,
-              fieldViolations,
-            ),
-          );
-        } else {
-          resolve(JSON.parse(result.responseJson ?? 'null') as T);
-        }
-      });
+      this.client[method](call, new Metadata(), (error, result) =>
+        error ? reject(error) : resolve(result),
+      );
     });
   }
 

@@ -1,17 +1,17 @@
 import {
   A2aError,
   asA2aError,
-  decodeDeleteTaskPushNotificationConfigRequest,
   decodeGetExtendedAgentCardRequest,
-  decodeGetTaskPushNotificationConfigRequest,
-  decodeListTaskPushNotificationConfigsRequest,
   decodeSubscribeToTaskRequest,
-  decodeTaskPushNotificationConfig,
-  isPlainObject,
+  decodeTaskCommand,
   isTerminalState,
   type A2aJsonRpcMethod,
   type AgentCard,
+  type SendMessageRequest,
   type Task,
+  type TaskCommandMethod,
+  type TaskCommandRequests,
+  type TaskCommandResponses,
 } from '@lib/a2a-protocol';
 import { authorizeOperation, CLIENT_SCOPES } from '@lib/authz';
 import type { IngressConfig } from '@lib/config';
@@ -90,6 +90,9 @@ const ANONYMOUS_IDENTITY: Identity = {
 };
 
 export type StreamingMethod = 'SendStreamingMessage' | 'SubscribeToTask';
+
+/** The operations that only agents declaring push notifications take. */
+type PushConfigMethod = Extract<TaskCommandMethod, `${string}TaskPushNotificationConfig${string}`>;
 export type UnaryMethod = Exclude<A2aJsonRpcMethod, StreamingMethod>;
 
 /** A stream ready to be written: the first item (if any) and the live rest (if any). */
@@ -257,30 +260,56 @@ export class A2aGateway {
   ): Promise<unknown> {
     const ctx = { ...session.ctx, method };
     switch (method) {
-      case 'SendMessage':
-        return (await this.operations.sendMessage(withActivatedExtensions(session, params), ctx))
-          .result;
+      case 'SendMessage': {
+        const request = decodeTaskCommand('sendMessage', params);
+        return this.result('sendMessage', withActivatedExtensions(session, request), ctx);
+      }
       case 'GetTask':
-        return (await this.operations.getTask(params, ctx)).result;
+        return this.result('getTask', decodeTaskCommand('getTask', params), ctx);
       case 'ListTasks':
-        return (await this.operations.listTasks(params, ctx)).result;
+        return this.result('listTasks', decodeTaskCommand('listTasks', params), ctx);
       case 'CancelTask':
-        return (await this.operations.cancelTask(params, ctx)).result;
+        return this.result('cancelTask', decodeTaskCommand('cancelTask', params), ctx);
       case 'CreateTaskPushNotificationConfig':
-        pushSupported(session, decodeTaskPushNotificationConfig(params));
-        return (await this.operations.createTaskPushNotificationConfig(params, ctx)).result;
+        return this.pushConfigResult(session, 'createTaskPushNotificationConfig', params, ctx);
       case 'GetTaskPushNotificationConfig':
-        pushSupported(session, decodeGetTaskPushNotificationConfigRequest(params));
-        return (await this.operations.getTaskPushNotificationConfig(params, ctx)).result;
+        return this.pushConfigResult(session, 'getTaskPushNotificationConfig', params, ctx);
       case 'ListTaskPushNotificationConfigs':
-        pushSupported(session, decodeListTaskPushNotificationConfigsRequest(params));
-        return (await this.operations.listTaskPushNotificationConfigs(params, ctx)).result;
+        return this.pushConfigResult(session, 'listTaskPushNotificationConfigs', params, ctx);
       case 'DeleteTaskPushNotificationConfig':
-        pushSupported(session, decodeDeleteTaskPushNotificationConfigRequest(params));
-        return (await this.operations.deleteTaskPushNotificationConfig(params, ctx)).result;
+        return this.pushConfigResult(session, 'deleteTaskPushNotificationConfig', params, ctx);
       case 'GetExtendedAgentCard':
         return this.extendedCard(session, params);
     }
+  }
+
+  private async result<M extends TaskCommandMethod>(
+    method: M,
+    request: TaskCommandRequests[M],
+    ctx: CallContext,
+  ): Promise<TaskCommandResponses[M]> {
+    return (await this.operations.invoke(method, request, ctx)).result;
+  }
+
+  /**
+   * Capability gating of the push-config operations (spec digest §6): only agents whose card declares push
+   * notifications take them. The request is decoded first, so malformed input gets its validation error
+   * either way.
+   */
+  private pushConfigResult<M extends PushConfigMethod>(
+    session: A2aSession,
+    method: M,
+    params: unknown,
+    ctx: CallContext,
+  ): Promise<TaskCommandResponses[M]> {
+    const request = decodeTaskCommand(method, params);
+    if (session.agent.profile.pushNotifications !== true) {
+      throw new A2aError(
+        'PUSH_NOTIFICATION_NOT_SUPPORTED',
+        'this agent does not declare push notifications',
+      );
+    }
+    return this.result(method, request, ctx);
   }
 
   /**
@@ -316,8 +345,10 @@ export class A2aGateway {
     const ctx = { ...session.ctx, method };
     if (method === 'SendStreamingMessage') {
       // The stream, not the call, waits for the task: the message is accepted first, then watched.
-      const { result, version } = await this.operations.sendMessage(
-        returnImmediately(withActivatedExtensions(session, params)),
+      const request = decodeTaskCommand('sendMessage', params);
+      const { result, version } = await this.operations.invoke(
+        'sendMessage',
+        returnImmediately(withActivatedExtensions(session, request)),
         ctx,
       );
       if (!('task' in result)) {
@@ -328,7 +359,7 @@ export class A2aGateway {
     }
     // SubscribeToTask follows the task through INPUT_REQUIRED / AUTH_REQUIRED to its end (§10.6, corrected).
     const { id } = decodeSubscribeToTaskRequest(params);
-    const { result: task, version } = await this.operations.getTask({ id }, ctx);
+    const { result: task, version } = await this.operations.invoke('getTask', { id }, ctx);
     const resume = session.activatedExtensions.includes(RESUMABLE_STREAMS_URI)
       ? lastEventId(lastEventIdHeader)
       : null;
@@ -432,64 +463,32 @@ function routeByTenant(tenants: readonly string[], defaultRoute: AgentRoute | nu
 }
 
 /**
- * Capability gating of the push-config operations (spec digest §6): only agents whose card declares push
- * notifications take them. The request is decoded first, so malformed input gets its validation error
- * either way.
- */
-function pushSupported(session: A2aSession, _request: unknown): void {
-  if (session.agent.profile.pushNotifications !== true) {
-    throw new A2aError(
-      'PUSH_NOTIFICATION_NOT_SUPPORTED',
-      'this agent does not declare push notifications',
-    );
-  }
-}
-
-/**
  * Records the agent's own extensions that the request activated in the message's `extensions` (the URIs of
  * the extensions the message uses, spec digest §4.1, §10.2), so that the agent learns from the message it is
- * given that it may answer in the extension's terms, e.g. with A2UI (docs/a2ui.md). Only a well-formed
- * message is rewritten: anything else goes to the decoder as sent and is refused there.
+ * given that it may answer in the extension's terms, e.g. with A2UI (docs/a2ui.md).
  */
-export function withActivatedExtensions(session: A2aSession, params: unknown): unknown {
-  if (session.activatedExtensions.length === 0) {
-    return params;
-  }
+export function withActivatedExtensions(
+  session: A2aSession,
+  request: SendMessageRequest,
+): SendMessageRequest {
   const declared = agentExtensions(session.agent);
   const activated = session.activatedExtensions.filter((uri) =>
     declared.some((e) => e.uri === uri),
   );
-  const message = isPlainObject(params) ? params['message'] : undefined;
-  if (activated.length === 0 || !isPlainObject(params) || !isPlainObject(message)) {
-    return params;
+  if (activated.length === 0) {
+    return request;
   }
-  const listed: unknown = message['extensions'] ?? [];
-  if (!Array.isArray(listed) || !listed.every((uri): uri is string => typeof uri === 'string')) {
-    return params;
-  }
+  const listed = request.message.extensions ?? [];
   return {
-    ...params,
-    message: { ...message, extensions: [...new Set([...listed, ...activated])] },
+    ...request,
+    message: { ...request.message, extensions: [...new Set([...listed, ...activated])] },
   };
 }
 
 /**
  * SendStreamingMessage accepts the message without blocking; the stream follows the task instead
- * (`returnImmediately` is ignored for streaming, spec digest §4.3). Only a well-formed configuration is
- * rewritten: anything else goes to the decoder as sent and is refused there like on SendMessage.
+ * (`returnImmediately` is ignored for streaming, spec digest §4.3).
  */
-function returnImmediately(params: unknown): unknown {
-  if (!isPlainObject(params)) {
-    return params;
-  }
-  const configuration = params['configuration'] ?? {};
-  if (!isPlainObject(configuration)) {
-    return params;
-  }
-  const { returnImmediately: camel, return_immediately: snake, ...rest } = configuration;
-  const flags = [camel, snake].filter((flag) => flag !== undefined && flag !== null);
-  if (flags.length > 1 || flags.some((flag) => typeof flag !== 'boolean')) {
-    return params;
-  }
-  return { ...params, configuration: { ...rest, returnImmediately: true } };
+function returnImmediately(request: SendMessageRequest): SendMessageRequest {
+  return { ...request, configuration: { ...request.configuration, returnImmediately: true } };
 }

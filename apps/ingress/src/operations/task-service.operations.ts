@@ -1,11 +1,20 @@
 import { credentials, status as GrpcStatus, Metadata, type ServiceError } from '@grpc/grpc-js';
-import { A2aError, isErrorReason, taskPb } from '@lib/a2a-protocol';
+import {
+  A2aError,
+  isErrorReason,
+  parseTaskCommandResponse,
+  taskCommandCall,
+  taskPb,
+  type TaskCommandMethod,
+  type TaskCommandRequests,
+  type TaskCommandResponses,
+} from '@lib/a2a-protocol';
 import type { IngressConfig } from '@lib/config';
 import { activeTraceparent } from '@lib/observability';
-import type { CallContext } from '@lib/tenancy';
+import { callContextToWire, type CallContext } from '@lib/tenancy';
 import { Inject, Injectable, type OnModuleDestroy } from '@nestjs/common';
 import { INGRESS_CONFIG } from '../tokens';
-import { A2aOperations, type OperationName, type Versioned } from './a2a-operations';
+import { A2aOperations, type Versioned } from './a2a-operations';
 
 /** Extra time over the task-service's own blocking timeout before the ingress gives up on a call. */
 const DEADLINE_MARGIN_MS = 120_000;
@@ -33,27 +42,12 @@ export class TaskServiceOperations extends A2aOperations implements OnModuleDest
     }
   }
 
-  protected async call(
-    method: OperationName,
-    params: unknown,
+  async invoke<M extends TaskCommandMethod>(
+    method: M,
+    request: TaskCommandRequests[M],
     ctx: CallContext,
-  ): Promise<Versioned<unknown>> {
-    const request: taskPb.OperationCall = {
-      context: {
-        tenantId: ctx.tenantId,
-        agentId: ctx.agentId,
-        principalId: ctx.principalId,
-        binding: ctx.binding,
-        traceparent: ctx.traceparent ?? '',
-        requestId: ctx.requestId,
-        scopes: [...ctx.scopes],
-        credentialId: ctx.credentialId ?? '',
-        protocolVersion: ctx.protocolVersion,
-        sourceAddress: ctx.sourceAddress ?? '',
-        method: ctx.method ?? '',
-      },
-      requestJson: JSON.stringify(params ?? {}),
-    };
+  ): Promise<Versioned<TaskCommandResponses[M]>> {
+    const call = taskCommandCall(method, request, callContextToWire(ctx));
     let lastError: unknown = null;
     for (let tried = 0; tried < this.clients.length; tried++) {
       const client = this.clients[this.next++ % this.clients.length];
@@ -61,7 +55,7 @@ export class TaskServiceOperations extends A2aOperations implements OnModuleDest
         break;
       }
       try {
-        return unwrap(await invoke(client, method, request));
+        return unwrap(method, await invoke(client, method, call));
       } catch (error) {
         if (!isUnreachable(error)) {
           throw transportError(error);
@@ -98,7 +92,7 @@ function transportError(error: unknown): unknown {
 
 function invoke(
   client: taskPb.TaskCommandServiceClient,
-  method: OperationName,
+  method: TaskCommandMethod,
   request: taskPb.OperationCall,
 ): Promise<taskPb.OperationResult> {
   const deadline = new Date(Date.now() + DEADLINE_MARGIN_MS);
@@ -121,7 +115,10 @@ function isUnreachable(error: unknown): boolean {
   return code === GrpcStatus.UNAVAILABLE && !(error instanceof A2aError);
 }
 
-function unwrap(result: taskPb.OperationResult): Versioned<unknown> {
+function unwrap<M extends TaskCommandMethod>(
+  method: M,
+  result: taskPb.OperationResult,
+): Versioned<TaskCommandResponses[M]> {
   if (result.error) {
     const { reason, message, metadata, fieldViolations } = result.error;
     throw new A2aError(
@@ -131,5 +128,8 @@ function unwrap(result: taskPb.OperationResult): Versioned<unknown> {
       fieldViolations,
     );
   }
-  return { result: JSON.parse(result.responseJson ?? 'null') as unknown, version: result.version };
+  return {
+    result: parseTaskCommandResponse(method, result.responseJson ?? 'null'),
+    version: result.version,
+  };
 }

@@ -1,5 +1,5 @@
 import {
-  decodeCancelTaskRequest,
+  type CancelTaskRequest,
   isTerminalState,
   type Task,
   type TaskStateName,
@@ -34,8 +34,7 @@ export class CancelTaskHandler {
     @Inject(TASK_SERVICE_CONFIG) private readonly config: TaskServiceConfig,
   ) {}
 
-  async execute(input: unknown, ctx: CallContext): Promise<Versioned<Task>> {
-    const request = decodeCancelTaskRequest(input);
+  async execute(request: CancelTaskRequest, ctx: CallContext): Promise<Versioned<Task>> {
     const task = callerTask(ctx, request.id);
     noteTask(task.taskId);
     await this.views.get(ctx, task.taskId);

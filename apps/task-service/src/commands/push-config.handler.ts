@@ -1,12 +1,11 @@
 import {
   A2aError,
   decodeConfigPageToken,
-  decodeDeleteTaskPushNotificationConfigRequest,
-  decodeGetTaskPushNotificationConfigRequest,
-  decodeListTaskPushNotificationConfigsRequest,
-  decodeTaskPushNotificationConfig,
   encodeConfigPageToken,
   invalidParams,
+  type DeleteTaskPushNotificationConfigRequest,
+  type GetTaskPushNotificationConfigRequest,
+  type ListTaskPushNotificationConfigsRequest,
   type ListTaskPushNotificationConfigsResponse,
   type TaskPushNotificationConfig,
 } from '@lib/a2a-protocol';
@@ -45,8 +44,10 @@ export class PushConfigHandler {
   ) {}
 
   /** CreateTaskPushNotificationConfig: a client-chosen `id` is honoured (and replaces that config). */
-  async create(input: unknown, ctx: CallContext): Promise<Versioned<TaskPushNotificationConfig>> {
-    const request = decodeTaskPushNotificationConfig(input);
+  async create(
+    request: TaskPushNotificationConfig,
+    ctx: CallContext,
+  ): Promise<Versioned<TaskPushNotificationConfig>> {
     if (!request.taskId) {
       throw invalidParams([{ field: 'taskId', description: 'is required' }]);
     }
@@ -62,12 +63,14 @@ export class PushConfigHandler {
       audit: callAudit(ctx, 'CreateTaskPushNotificationConfig', task),
     });
     const { configId, ...config } = spec;
-    return { result: { id: configId, taskId: task.taskId, ...config } };
+    return { result: { id: configId, taskId: task.taskId, ...config }, version: 0 };
   }
 
   /** GetTaskPushNotificationConfig: an unknown config is TASK_NOT_FOUND (spec digest §6). */
-  async get(input: unknown, ctx: CallContext): Promise<Versioned<TaskPushNotificationConfig>> {
-    const { taskId, id } = decodeGetTaskPushNotificationConfigRequest(input);
+  async get(
+    { taskId, id }: GetTaskPushNotificationConfigRequest,
+    ctx: CallContext,
+  ): Promise<Versioned<TaskPushNotificationConfig>> {
     const task = callerTask(ctx, taskId);
     await this.views.get(ctx, task.taskId);
     const config = await this.configs.find(task, id);
@@ -77,15 +80,14 @@ export class PushConfigHandler {
         configId: id,
       });
     }
-    return { result: config };
+    return { result: config, version: 0 };
   }
 
   /** ListTaskPushNotificationConfigs: by config id, `pageSize` (at most 100) at a time. */
   async list(
-    input: unknown,
+    request: ListTaskPushNotificationConfigsRequest,
     ctx: CallContext,
   ): Promise<Versioned<ListTaskPushNotificationConfigsResponse>> {
-    const request = decodeListTaskPushNotificationConfigsRequest(input);
     const after = request.pageToken ? decodeConfigPageToken(request.pageToken) : null;
     const pageSize = Math.min(request.pageSize || CONFIG_PAGE_SIZE, CONFIG_PAGE_SIZE);
     const task = callerTask(ctx, request.taskId);
@@ -100,12 +102,15 @@ export class PushConfigHandler {
           ? { nextPageToken: encodeConfigPageToken(last.id) }
           : {}),
       },
+      version: 0,
     };
   }
 
   /** DeleteTaskPushNotificationConfig: idempotent, an unknown config id included (spec digest §6). */
-  async delete(input: unknown, ctx: CallContext): Promise<Versioned<Record<string, never>>> {
-    const { taskId, id } = decodeDeleteTaskPushNotificationConfigRequest(input);
+  async delete(
+    { taskId, id }: DeleteTaskPushNotificationConfigRequest,
+    ctx: CallContext,
+  ): Promise<Versioned<Record<string, never>>> {
     const task = callerTask(ctx, taskId);
     await this.views.get(ctx, task.taskId);
     await this.writer.write({
@@ -114,6 +119,6 @@ export class PushConfigHandler {
       metadata: callerMetadata(ctx),
       audit: callAudit(ctx, 'DeleteTaskPushNotificationConfig', task),
     });
-    return { result: {} };
+    return { result: {}, version: 0 };
   }
 }

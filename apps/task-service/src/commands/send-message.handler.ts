@@ -2,7 +2,6 @@ import {
   A2aError,
   applyHistoryLength,
   canonicalize,
-  decodeSendMessageRequest,
   invalidParams,
   isInterruptedState,
   isTerminalState,
@@ -72,8 +71,10 @@ export class SendMessageHandler {
     @Inject(TASK_SERVICE_CONFIG) private readonly config: TaskServiceConfig,
   ) {}
 
-  async execute(input: unknown, ctx: CallContext): Promise<Versioned<SendMessageResponse>> {
-    const request = decodeSendMessageRequest(input);
+  async execute(
+    request: SendMessageRequest,
+    ctx: CallContext,
+  ): Promise<Versioned<SendMessageResponse>> {
     const { message } = request;
     const agent = await this.agents.intake(ctx);
     assertAcceptedParts(message, agent.inputModes);

@@ -9,7 +9,7 @@ import {
   type OnApplicationShutdown,
 } from '@nestjs/common';
 import { TASK_SERVICE_CONFIG } from '../tokens';
-import { TaskCommandController } from './task-command.controller';
+import { TaskCommands } from '../task-commands';
 import { WorkerGateway } from './worker.gateway';
 
 /** How long calls in flight may finish at shutdown when no drain ran before (the drain has its own grace). */
@@ -29,7 +29,7 @@ export class GrpcServers implements OnApplicationBootstrap, OnApplicationShutdow
 
   constructor(
     private readonly workers: WorkerGateway,
-    private readonly commands: TaskCommandController,
+    private readonly commands: TaskCommands,
     @Inject(TASK_SERVICE_CONFIG) private readonly config: TaskServiceConfig,
   ) {}
 

@@ -1,4 +1,4 @@
-import { applyHistoryLength, decodeGetTaskRequest, type Task } from '@lib/a2a-protocol';
+import { applyHistoryLength, type GetTaskRequest, type Task } from '@lib/a2a-protocol';
 import { taskIdOf } from '@lib/tenancy';
 import { Injectable } from '@nestjs/common';
 import type { CallContext, Versioned } from '../call-context';
@@ -9,8 +9,7 @@ import { TaskViews } from './task-views';
 export class GetTaskQuery {
   constructor(private readonly views: TaskViews) {}
 
-  async execute(input: unknown, ctx: CallContext): Promise<Versioned<Task>> {
-    const request = decodeGetTaskRequest(input);
+  async execute(request: GetTaskRequest, ctx: CallContext): Promise<Versioned<Task>> {
     const record = await this.views.get(ctx, taskIdOf(request.id), 'read');
     return {
       result: applyHistoryLength(record.task, request.historyLength),

@@ -1,4 +1,4 @@
-import { decodeListTasksRequest, type ListTasksResponse } from '@lib/a2a-protocol';
+import type { ListTasksRequest, ListTasksResponse } from '@lib/a2a-protocol';
 import { Injectable } from '@nestjs/common';
 import type { CallContext, Versioned } from '../call-context';
 import { TaskViews } from './task-views';
@@ -8,7 +8,10 @@ import { TaskViews } from './task-views';
 export class ListTasksQuery {
   constructor(private readonly views: TaskViews) {}
 
-  async execute(input: unknown, ctx: CallContext): Promise<Versioned<ListTasksResponse>> {
-    return { result: await this.views.list(ctx, decodeListTasksRequest(input)) };
+  async execute(
+    request: ListTasksRequest,
+    ctx: CallContext,
+  ): Promise<Versioned<ListTasksResponse>> {
+    return { result: await this.views.list(ctx, request), version: 0 };
   }
 }

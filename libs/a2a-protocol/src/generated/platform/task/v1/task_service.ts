@@ -18,6 +18,16 @@ import {
   type ServiceError,
   type UntypedServiceImplementation,
 } from "@grpc/grpc-js";
+import {
+  CancelTaskRequest,
+  DeleteTaskPushNotificationConfigRequest,
+  GetTaskPushNotificationConfigRequest,
+  GetTaskRequest,
+  ListTaskPushNotificationConfigsRequest,
+  ListTasksRequest,
+  SendMessageRequest,
+  TaskPushNotificationConfig,
+} from "../../../lf/a2a/v1/a2a";
 
 export const protobufPackage = "platform.task.v1";
 
@@ -46,16 +56,34 @@ export interface CallContext {
   method: string;
 }
 
+/** One call: the request is the field named like the RPC (SendMessage carries send_message, and so on). */
 export interface OperationCall {
   context:
     | CallContext
     | undefined;
-  /** ProtoJSON of the lf.a2a.v1 request message. */
+  /**
+   * ProtoJSON of the request, as an ingress of the previous release sends it (no request field set). Read
+   * for one release, so that a rolling upgrade can run old ingress and new task-service replicas together.
+   *
+   * @deprecated
+   */
   requestJson: string;
+  sendMessage?: SendMessageRequest | undefined;
+  getTask?: GetTaskRequest | undefined;
+  listTasks?: ListTasksRequest | undefined;
+  cancelTask?: CancelTaskRequest | undefined;
+  createTaskPushNotificationConfig?: TaskPushNotificationConfig | undefined;
+  getTaskPushNotificationConfig?: GetTaskPushNotificationConfigRequest | undefined;
+  listTaskPushNotificationConfigs?: ListTaskPushNotificationConfigsRequest | undefined;
+  deleteTaskPushNotificationConfig?: DeleteTaskPushNotificationConfigRequest | undefined;
 }
 
+/**
+ * One answer: an error, or the response message (its ProtoJSON: the form the bindings answer with, so the
+ * ingress forwards it as the task-service wrote it).
+ */
 export interface OperationResult {
-  /** ProtoJSON of the lf.a2a.v1 response message. */
+  /** ProtoJSON of the lf.a2a.v1 response message of the RPC called. */
   responseJson?: string | undefined;
   error?:
     | OperationError
@@ -315,7 +343,18 @@ export const CallContext: MessageFns<CallContext> = {
 };
 
 function createBaseOperationCall(): OperationCall {
-  return { context: undefined, requestJson: "" };
+  return {
+    context: undefined,
+    requestJson: "",
+    sendMessage: undefined,
+    getTask: undefined,
+    listTasks: undefined,
+    cancelTask: undefined,
+    createTaskPushNotificationConfig: undefined,
+    getTaskPushNotificationConfig: undefined,
+    listTaskPushNotificationConfigs: undefined,
+    deleteTaskPushNotificationConfig: undefined,
+  };
 }
 
 export const OperationCall: MessageFns<OperationCall> = {
@@ -325,6 +364,33 @@ export const OperationCall: MessageFns<OperationCall> = {
     }
     if (message.requestJson !== "") {
       writer.uint32(18).string(message.requestJson);
+    }
+    if (message.sendMessage !== undefined) {
+      SendMessageRequest.encode(message.sendMessage, writer.uint32(26).fork()).join();
+    }
+    if (message.getTask !== undefined) {
+      GetTaskRequest.encode(message.getTask, writer.uint32(34).fork()).join();
+    }
+    if (message.listTasks !== undefined) {
+      ListTasksRequest.encode(message.listTasks, writer.uint32(42).fork()).join();
+    }
+    if (message.cancelTask !== undefined) {
+      CancelTaskRequest.encode(message.cancelTask, writer.uint32(50).fork()).join();
+    }
+    if (message.createTaskPushNotificationConfig !== undefined) {
+      TaskPushNotificationConfig.encode(message.createTaskPushNotificationConfig, writer.uint32(58).fork()).join();
+    }
+    if (message.getTaskPushNotificationConfig !== undefined) {
+      GetTaskPushNotificationConfigRequest.encode(message.getTaskPushNotificationConfig, writer.uint32(66).fork())
+        .join();
+    }
+    if (message.listTaskPushNotificationConfigs !== undefined) {
+      ListTaskPushNotificationConfigsRequest.encode(message.listTaskPushNotificationConfigs, writer.uint32(74).fork())
+        .join();
+    }
+    if (message.deleteTaskPushNotificationConfig !== undefined) {
+      DeleteTaskPushNotificationConfigRequest.encode(message.deleteTaskPushNotificationConfig, writer.uint32(82).fork())
+        .join();
     }
     return writer;
   },
@@ -352,6 +418,76 @@ export const OperationCall: MessageFns<OperationCall> = {
           message.requestJson = reader.string();
           continue;
         }
+        case 3: {
+          if (tag !== 26) {
+            break;
+          }
+
+          message.sendMessage = SendMessageRequest.decode(reader, reader.uint32());
+          continue;
+        }
+        case 4: {
+          if (tag !== 34) {
+            break;
+          }
+
+          message.getTask = GetTaskRequest.decode(reader, reader.uint32());
+          continue;
+        }
+        case 5: {
+          if (tag !== 42) {
+            break;
+          }
+
+          message.listTasks = ListTasksRequest.decode(reader, reader.uint32());
+          continue;
+        }
+        case 6: {
+          if (tag !== 50) {
+            break;
+          }
+
+          message.cancelTask = CancelTaskRequest.decode(reader, reader.uint32());
+          continue;
+        }
+        case 7: {
+          if (tag !== 58) {
+            break;
+          }
+
+          message.createTaskPushNotificationConfig = TaskPushNotificationConfig.decode(reader, reader.uint32());
+          continue;
+        }
+        case 8: {
+          if (tag !== 66) {
+            break;
+          }
+
+          message.getTaskPushNotificationConfig = GetTaskPushNotificationConfigRequest.decode(reader, reader.uint32());
+          continue;
+        }
+        case 9: {
+          if (tag !== 74) {
+            break;
+          }
+
+          message.listTaskPushNotificationConfigs = ListTaskPushNotificationConfigsRequest.decode(
+            reader,
+            reader.uint32(),
+          );
+          continue;
+        }
+        case 10: {
+          if (tag !== 82) {
+            break;
+          }
+
+          message.deleteTaskPushNotificationConfig = DeleteTaskPushNotificationConfigRequest.decode(
+            reader,
+            reader.uint32(),
+          );
+          continue;
+        }
       }
       if ((tag & 7) === 4 || tag === 0) {
         break;
@@ -365,6 +501,22 @@ export const OperationCall: MessageFns<OperationCall> = {
     return {
       context: isSet(object.context) ? CallContext.fromJSON(object.context) : undefined,
       requestJson: isSet(object.requestJson) ? globalThis.String(object.requestJson) : "",
+      sendMessage: isSet(object.sendMessage) ? SendMessageRequest.fromJSON(object.sendMessage) : undefined,
+      getTask: isSet(object.getTask) ? GetTaskRequest.fromJSON(object.getTask) : undefined,
+      listTasks: isSet(object.listTasks) ? ListTasksRequest.fromJSON(object.listTasks) : undefined,
+      cancelTask: isSet(object.cancelTask) ? CancelTaskRequest.fromJSON(object.cancelTask) : undefined,
+      createTaskPushNotificationConfig: isSet(object.createTaskPushNotificationConfig)
+        ? TaskPushNotificationConfig.fromJSON(object.createTaskPushNotificationConfig)
+        : undefined,
+      getTaskPushNotificationConfig: isSet(object.getTaskPushNotificationConfig)
+        ? GetTaskPushNotificationConfigRequest.fromJSON(object.getTaskPushNotificationConfig)
+        : undefined,
+      listTaskPushNotificationConfigs: isSet(object.listTaskPushNotificationConfigs)
+        ? ListTaskPushNotificationConfigsRequest.fromJSON(object.listTaskPushNotificationConfigs)
+        : undefined,
+      deleteTaskPushNotificationConfig: isSet(object.deleteTaskPushNotificationConfig)
+        ? DeleteTaskPushNotificationConfigRequest.fromJSON(object.deleteTaskPushNotificationConfig)
+        : undefined,
     };
   },
 
@@ -375,6 +527,38 @@ export const OperationCall: MessageFns<OperationCall> = {
     }
     if (message.requestJson !== "") {
       obj.requestJson = message.requestJson;
+    }
+    if (message.sendMessage !== undefined) {
+      obj.sendMessage = SendMessageRequest.toJSON(message.sendMessage);
+    }
+    if (message.getTask !== undefined) {
+      obj.getTask = GetTaskRequest.toJSON(message.getTask);
+    }
+    if (message.listTasks !== undefined) {
+      obj.listTasks = ListTasksRequest.toJSON(message.listTasks);
+    }
+    if (message.cancelTask !== undefined) {
+      obj.cancelTask = CancelTaskRequest.toJSON(message.cancelTask);
+    }
+    if (message.createTaskPushNotificationConfig !== undefined) {
+      obj.createTaskPushNotificationConfig = TaskPushNotificationConfig.toJSON(
+        message.createTaskPushNotificationConfig,
+      );
+    }
+    if (message.getTaskPushNotificationConfig !== undefined) {
+      obj.getTaskPushNotificationConfig = GetTaskPushNotificationConfigRequest.toJSON(
+        message.getTaskPushNotificationConfig,
+      );
+    }
+    if (message.listTaskPushNotificationConfigs !== undefined) {
+      obj.listTaskPushNotificationConfigs = ListTaskPushNotificationConfigsRequest.toJSON(
+        message.listTaskPushNotificationConfigs,
+      );
+    }
+    if (message.deleteTaskPushNotificationConfig !== undefined) {
+      obj.deleteTaskPushNotificationConfig = DeleteTaskPushNotificationConfigRequest.toJSON(
+        message.deleteTaskPushNotificationConfig,
+      );
     }
     return obj;
   },
@@ -388,6 +572,34 @@ export const OperationCall: MessageFns<OperationCall> = {
       ? CallContext.fromPartial(object.context)
       : undefined;
     message.requestJson = object.requestJson ?? "";
+    message.sendMessage = (object.sendMessage !== undefined && object.sendMessage !== null)
+      ? SendMessageRequest.fromPartial(object.sendMessage)
+      : undefined;
+    message.getTask = (object.getTask !== undefined && object.getTask !== null)
+      ? GetTaskRequest.fromPartial(object.getTask)
+      : undefined;
+    message.listTasks = (object.listTasks !== undefined && object.listTasks !== null)
+      ? ListTasksRequest.fromPartial(object.listTasks)
+      : undefined;
+    message.cancelTask = (object.cancelTask !== undefined && object.cancelTask !== null)
+      ? CancelTaskRequest.fromPartial(object.cancelTask)
+      : undefined;
+    message.createTaskPushNotificationConfig =
+      (object.createTaskPushNotificationConfig !== undefined && object.createTaskPushNotificationConfig !== null)
+        ? TaskPushNotificationConfig.fromPartial(object.createTaskPushNotificationConfig)
+        : undefined;
+    message.getTaskPushNotificationConfig =
+      (object.getTaskPushNotificationConfig !== undefined && object.getTaskPushNotificationConfig !== null)
+        ? GetTaskPushNotificationConfigRequest.fromPartial(object.getTaskPushNotificationConfig)
+        : undefined;
+    message.listTaskPushNotificationConfigs =
+      (object.listTaskPushNotificationConfigs !== undefined && object.listTaskPushNotificationConfigs !== null)
+        ? ListTaskPushNotificationConfigsRequest.fromPartial(object.listTaskPushNotificationConfigs)
+        : undefined;
+    message.deleteTaskPushNotificationConfig =
+      (object.deleteTaskPushNotificationConfig !== undefined && object.deleteTaskPushNotificationConfig !== null)
+        ? DeleteTaskPushNotificationConfigRequest.fromPartial(object.deleteTaskPushNotificationConfig)
+        : undefined;
     return message;
   },
 };

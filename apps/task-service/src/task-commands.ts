@@ -2,30 +2,37 @@ import type { Metadata, sendUnaryData, ServerUnaryCall } from '@grpc/grpc-js';
 import {
   A2aError,
   asA2aError,
+  taskCommandFromWire,
   taskPb,
   type A2aJsonRpcMethod,
+  type TaskCommandInvoke,
   type TaskCommandMethod,
+  type TaskCommandRequests,
+  type TaskCommandResponses,
 } from '@lib/a2a-protocol';
 import { traceIdOf } from '@lib/audit';
 import { authorizeOperation } from '@lib/authz';
 import { isTransientDatabaseError } from '@lib/event-store';
 import { contextOf, withLogContext } from '@lib/observability';
-import { agentIdOf, credentialIdOf, principalIdOf, tenantIdOf } from '@lib/tenancy';
+import { callContextFromWire } from '@lib/tenancy';
 import { Injectable, Logger } from '@nestjs/common';
-import { inCommandSpan, type CallContext, type Versioned } from '../call-context';
-import { CancelTaskHandler } from '../commands/cancel-task.handler';
-import { PushConfigHandler } from '../commands/push-config.handler';
-import { SendMessageHandler } from '../commands/send-message.handler';
-import { GetTaskQuery } from '../queries/get-task.query';
-import { ListTasksQuery } from '../queries/list-tasks.query';
+import { inCommandSpan, type CallContext, type Versioned } from './call-context';
+import { CancelTaskHandler } from './commands/cancel-task.handler';
+import { PushConfigHandler } from './commands/push-config.handler';
+import { SendMessageHandler } from './commands/send-message.handler';
+import { GetTaskQuery } from './queries/get-task.query';
+import { ListTasksQuery } from './queries/list-tasks.query';
 
-type Operation = (input: unknown, ctx: CallContext) => Promise<Versioned<unknown>>;
-
-/** The operations of the internal contract, by their TaskCommandService method name. */
-export type TaskOperation = TaskCommandMethod;
+/** Each operation's handler, typed by its request and response. */
+type Operations = {
+  readonly [M in TaskCommandMethod]: (
+    request: TaskCommandRequests[M],
+    ctx: CallContext,
+  ) => Promise<Versioned<TaskCommandResponses[M]>>;
+};
 
 /** Each operation's A2A method, whose permission it needs. */
-const OPERATION_METHODS: Readonly<Record<TaskOperation, A2aJsonRpcMethod>> = {
+const OPERATION_METHODS: Readonly<Record<TaskCommandMethod, A2aJsonRpcMethod>> = {
   sendMessage: 'SendMessage',
   getTask: 'GetTask',
   listTasks: 'ListTasks',
@@ -39,12 +46,12 @@ const OPERATION_METHODS: Readonly<Record<TaskOperation, A2aJsonRpcMethod>> = {
 /**
  * The internal contract the ingress calls: in-process through {@link invoke} when both run in one process
  * (requests and results stay objects), or over gRPC as TaskCommandService
- * (proto/platform/task/v1/task_service.proto) from ingress replicas elsewhere, where A2A errors travel as
- * values in the result and only transport failures become gRPC errors.
+ * (proto/platform/task/v1/task_service.proto) from ingress replicas elsewhere, where requests arrive as
+ * protobuf, A2A errors travel as values in the result and only transport failures become gRPC errors.
  */
 @Injectable()
-export class TaskCommandController {
-  private readonly logger = new Logger(TaskCommandController.name);
+export class TaskCommands {
+  private readonly logger = new Logger(TaskCommands.name);
   /** Calls answered UNAVAILABLE since the database was last seen working. */
   private unavailable = 0;
 
@@ -84,33 +91,29 @@ export class TaskCommandController {
   }
 
   /**
-   * One operation called in-process: `input` is the request's ProtoJSON document as the binding decoded it
-   * from the wire (validated here, once); throws the A2aError a client sees.
+   * One operation called in-process, with the request its binding decoded; throws the A2aError a client
+   * sees.
    */
-  async invoke(
-    operation: TaskOperation,
-    input: unknown,
-    ctx: CallContext,
-  ): Promise<Versioned<unknown>> {
+  readonly invoke: TaskCommandInvoke<CallContext> = async (method, request, ctx) => {
     try {
-      const result = await this.execute(operation, input ?? {}, ctx);
+      const result = await this.execute(method, request, ctx);
       this.unavailable = 0;
       return result;
     } catch (thrown) {
       throw this.reported(thrown);
     }
-  }
+  };
 
   /**
    * The ingress authorized the call already; the check is repeated here so that no other caller of this
    * contract can skip it (it costs a lookup in a short list).
    */
-  private execute(
-    operation: TaskOperation,
-    input: unknown,
+  private execute<M extends TaskCommandMethod>(
+    operation: M,
+    request: TaskCommandRequests[M],
     ctx: CallContext,
     metadata?: Metadata,
-  ): Promise<Versioned<unknown>> {
+  ): Promise<Versioned<TaskCommandResponses[M]>> {
     const method = OPERATION_METHODS[operation];
     authorizeOperation(ctx, method);
     const traceId = traceIdOf(ctx.traceparent);
@@ -123,19 +126,19 @@ export class TaskCommandController {
     // Over gRPC the ingress's span arrives in the metadata; in-process it is the active one.
     const remote = metadata ? contextOf(traceparentIn(metadata)) : undefined;
     return withLogContext(call, () =>
-      inCommandSpan(method, ctx, remote, (traced) => this.operations[operation](input, traced)),
+      inCommandSpan(method, ctx, remote, (traced) => this.operations[operation](request, traced)),
     );
   }
 
-  private readonly operations: Record<TaskOperation, Operation> = {
-    sendMessage: (input, ctx) => this.sendMessage.execute(input, ctx),
-    getTask: (input, ctx) => this.getTask.execute(input, ctx),
-    listTasks: (input, ctx) => this.listTasks.execute(input, ctx),
-    cancelTask: (input, ctx) => this.cancelTask.execute(input, ctx),
-    createTaskPushNotificationConfig: (input, ctx) => this.pushConfigs.create(input, ctx),
-    getTaskPushNotificationConfig: (input, ctx) => this.pushConfigs.get(input, ctx),
-    listTaskPushNotificationConfigs: (input, ctx) => this.pushConfigs.list(input, ctx),
-    deleteTaskPushNotificationConfig: (input, ctx) => this.pushConfigs.delete(input, ctx),
+  private readonly operations: Operations = {
+    sendMessage: (request, ctx) => this.sendMessage.execute(request, ctx),
+    getTask: (request, ctx) => this.getTask.execute(request, ctx),
+    listTasks: (request, ctx) => this.listTasks.execute(request, ctx),
+    cancelTask: (request, ctx) => this.cancelTask.execute(request, ctx),
+    createTaskPushNotificationConfig: (request, ctx) => this.pushConfigs.create(request, ctx),
+    getTaskPushNotificationConfig: (request, ctx) => this.pushConfigs.get(request, ctx),
+    listTaskPushNotificationConfigs: (request, ctx) => this.pushConfigs.list(request, ctx),
+    deleteTaskPushNotificationConfig: (request, ctx) => this.pushConfigs.delete(request, ctx),
   };
 
   /** The error a client is told, with an unexpected one logged once. */
@@ -149,7 +152,7 @@ export class TaskCommandController {
     return error;
   }
 
-  private unary(operation: TaskOperation) {
+  private unary(operation: TaskCommandMethod) {
     return (
       call: ServerUnaryCall<taskPb.OperationCall, taskPb.OperationResult>,
       callback: sendUnaryData<taskPb.OperationResult>,
@@ -162,53 +165,36 @@ export class TaskCommandController {
   }
 
   private async run(
-    operation: TaskOperation,
+    operation: TaskCommandMethod,
     call: taskPb.OperationCall,
     metadata: Metadata,
   ): Promise<taskPb.OperationResult> {
-    const context = call.context;
-    if (!context?.tenantId || !context.agentId || !context.principalId) {
-      return {
-        version: 0,
-        error: {
-          reason: 'INVALID_REQUEST',
-          message: 'call context missing',
-          metadata: {},
-          fieldViolations: [],
-        },
-      };
+    const ctx = callContextFromWire(call.context);
+    if (!ctx) {
+      return failure(new A2aError('INVALID_REQUEST', 'call context missing'));
     }
-    const ctx: CallContext = {
-      tenantId: tenantIdOf(context.tenantId),
-      agentId: agentIdOf(context.agentId),
-      principalId: principalIdOf(context.principalId),
-      credentialId: context.credentialId ? credentialIdOf(context.credentialId) : null,
-      scopes: context.scopes,
-      binding: context.binding,
-      protocolVersion: context.protocolVersion,
-      requestId: context.requestId,
-      ...(context.traceparent ? { traceparent: context.traceparent } : {}),
-      ...(context.sourceAddress ? { sourceAddress: context.sourceAddress } : {}),
-      ...(context.method ? { method: context.method } : {}),
-    };
     try {
-      const input: unknown = call.requestJson ? JSON.parse(call.requestJson) : {};
-      const { result, version } = await this.execute(operation, input, ctx, metadata);
+      const request = taskCommandFromWire(operation, call);
+      const { result, version } = await this.execute(operation, request, ctx, metadata);
       this.unavailable = 0;
-      return { responseJson: JSON.stringify(result), version: version ?? 0 };
+      return { responseJson: JSON.stringify(result), version };
     } catch (thrown) {
-      const error = this.reported(thrown);
-      return {
-        version: 0,
-        error: {
-          reason: error.reason,
-          message: error.message,
-          metadata: error.metadata,
-          fieldViolations: [...error.fieldViolations],
-        },
-      };
+      return failure(this.reported(thrown));
     }
   }
+}
+
+/** An A2A error as a value of the result (the client's error, not a transport failure). */
+function failure(error: A2aError): taskPb.OperationResult {
+  return {
+    version: 0,
+    error: {
+      reason: error.reason,
+      message: error.message,
+      metadata: error.metadata,
+      fieldViolations: [...error.fieldViolations],
+    },
+  };
 }
 
 function traceparentIn(metadata: Metadata): string | undefined {
