@@ -1,6 +1,6 @@
 import {
-  type CancelTaskRequest,
   isTerminalState,
+  type CancelTaskRequest,
   type Task,
   type TaskStateName,
 } from '@lib/a2a-protocol';

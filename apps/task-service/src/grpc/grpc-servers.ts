@@ -8,8 +8,8 @@ import {
   type OnApplicationBootstrap,
   type OnApplicationShutdown,
 } from '@nestjs/common';
-import { TASK_SERVICE_CONFIG } from '../tokens';
 import { TaskCommands } from '../task-commands';
+import { TASK_SERVICE_CONFIG } from '../tokens';
 import { WorkerGateway } from './worker.gateway';
 
 /** How long calls in flight may finish at shutdown when no drain ran before (the drain has its own grace). */
