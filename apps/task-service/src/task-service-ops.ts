@@ -5,7 +5,7 @@ import { Inject, Injectable } from '@nestjs/common';
 import type { Pool } from 'pg';
 import { WorkQueue } from './dispatch/work-queue';
 import { GrpcServers } from './grpc/grpc-servers';
-import { WorkerGateway } from './grpc/worker.gateway';
+import { WorkerServiceBinding } from './grpc/worker-service.binding';
 import { TaskViews } from './queries/task-views';
 import { PG_POOL, TASK_SERVICE_CONFIG } from './tokens';
 
@@ -20,7 +20,7 @@ export class TaskServiceOps extends OpsRegistrations {
   constructor(
     @Inject(PG_POOL) private readonly pool: Pool,
     private readonly servers: GrpcServers,
-    private readonly workers: WorkerGateway,
+    private readonly workers: WorkerServiceBinding,
     private readonly work: WorkQueue,
     private readonly views: TaskViews,
     @Inject(TASK_SERVICE_CONFIG) private readonly config: TaskServiceConfig,

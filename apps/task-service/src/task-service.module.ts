@@ -28,7 +28,7 @@ import { WorkQueue } from './dispatch/work-queue';
 import { WorkerRegistry } from './dispatch/worker-registry';
 import { WorkerSessionStore } from './dispatch/worker-session.store';
 import { GrpcServers } from './grpc/grpc-servers';
-import { WorkerGateway } from './grpc/worker.gateway';
+import { WorkerServiceBinding } from './grpc/worker-service.binding';
 import { NoticeBus } from './notice-bus';
 import { GetTaskQuery } from './queries/get-task.query';
 import { ListTasksQuery } from './queries/list-tasks.query';
@@ -109,7 +109,7 @@ export class TaskServiceModule {
         LeaseSweeper,
         WorkerSessionStore,
         WorkerRegistry,
-        WorkerGateway,
+        WorkerServiceBinding,
         TaskCommands,
         GrpcServers,
         TaskServiceOps,

@@ -6,7 +6,7 @@ import type { Pool, PoolClient } from 'pg';
 import { PG_POOL } from '../tokens';
 
 /**
- * `ops.task_work`, the queue of work for agent workers, as the dispatcher and the worker gateway use it. Rows
+ * `ops.task_work`, the queue of work for agent workers, as the dispatcher and the WorkerService binding use it. Rows
  * are written with the task's events (the writer's batch); here they are only found, counted and their leases
  * renewed.
  */

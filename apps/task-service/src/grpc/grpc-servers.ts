@@ -10,7 +10,7 @@ import {
 } from '@nestjs/common';
 import { TaskCommands } from '../task-commands';
 import { TASK_SERVICE_CONFIG } from '../tokens';
-import { WorkerGateway } from './worker.gateway';
+import { WorkerServiceBinding } from './worker-service.binding';
 
 /** How long calls in flight may finish at shutdown when no drain ran before (the drain has its own grace). */
 const SHUTDOWN_GRACE_MS = 2_000;
@@ -28,7 +28,7 @@ export class GrpcServers implements OnApplicationBootstrap, OnApplicationShutdow
   private commandsStopped: Promise<void> | null = null;
 
   constructor(
-    private readonly workers: WorkerGateway,
+    private readonly workers: WorkerServiceBinding,
     private readonly commands: TaskCommands,
     @Inject(TASK_SERVICE_CONFIG) private readonly config: TaskServiceConfig,
   ) {}

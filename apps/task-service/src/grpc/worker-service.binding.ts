@@ -70,8 +70,8 @@ function fail(
  * updates. Every update becomes a domain command on the task stream, fenced by the lease epoch.
  */
 @Injectable()
-export class WorkerGateway {
-  private readonly logger = new Logger(WorkerGateway.name);
+export class WorkerServiceBinding {
+  private readonly logger = new Logger(WorkerServiceBinding.name);
 
   constructor(
     private readonly work: WorkQueue,
