@@ -8,8 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
  * a few minutes into its load) and a long work queue: a batch must reach the rows it writes by key, whatever
  * the tables' sizes (migration 20261208000000). The planner's defaults chose a sequential scan of every
  * stream, twice per batch; the work row of a finished task was looked for among all of its tenant's queued
- * and leased rows. Since 20261209000000 the rows name their stream; a batch of the release before, whose rows
- * do not, is still written as it was.
+ * and leased rows.
  */
 
 const TENANT = 'plans';
@@ -38,10 +37,9 @@ afterAll(async () => {
 
 /**
  * A batch that moves two existing streams from version 2 to 3 (the first one's task ends: its work row goes)
- * and creates one. `previous`: as a replica of the release before 20261209000000 sends it, its event and work
- * rows naming only their stream's index.
+ * and creates one.
  */
-function batch(previous = false): string {
+function batch(): string {
   const moved = [1 + Math.floor(Math.random() * (STREAMS / 2)), STREAMS / 2 + 1];
   const streams = [
     ...moved.map((n, i) => ({ i, t: TENANT, s: `task-${n}`, e: 2, n: 3 })),
@@ -49,7 +47,8 @@ function batch(previous = false): string {
   ];
   const events = streams.map((stream) => ({
     i: stream.i,
-    ...(previous ? {} : { t: stream.t, s: stream.s }),
+    t: stream.t,
+    s: stream.s,
     id: randomUUID(),
     v: stream.n,
     y: 'TaskStatusUpdated',
@@ -64,7 +63,7 @@ function batch(previous = false): string {
     streams,
     events,
     views: [],
-    work: [{ i: 0, ...(previous ? {} : { t: TENANT }), task_id: ended, status: 'idle' }],
+    work: [{ i: 0, t: TENANT, task_id: ended, status: 'idle' }],
     notices: [],
     audit: [],
   });
@@ -134,16 +133,13 @@ function minus(after: TableScans, before: TableScans): TableScans {
  * Appends one batch in a transaction that is rolled back, with the scans of the two tables it made and the
  * stream of each event it wrote.
  */
-async function appendAndCount(
-  prepare?: (client: PoolClient) => Promise<void>,
-  previous = false,
-): Promise<Appended> {
+async function appendAndCount(prepare?: (client: PoolClient) => Promise<void>): Promise<Appended> {
   const client = await db.pool.connect();
   try {
     await client.query('BEGIN');
     await prepare?.(client);
     const before = await counted(client);
-    const sent = batch(previous);
+    const sent = batch();
     const outcomes = await client.query<{ stream_index: number; outcome: string }>(
       'SELECT stream_index, outcome FROM events.append_task_batch($1::jsonb)',
       [sent],
@@ -191,17 +187,6 @@ describe('events.append_task_batch plans', () => {
       // The finished task's own row, not its tenant's queue.
       expect(appended.work.indexRowsFetched).toBeLessThanOrEqual(2);
       expect(appended.events).toEqual(appended.expectedEvents);
-    }
-  });
-
-  it("takes the previous release's batches, whose rows name only their stream's index (a rollout)", async () => {
-    for (let round = 0; round < 3; round++) {
-      const appended = await appendAndCount(undefined, true);
-      expect(appended.outcomes).toEqual([]);
-      expect(appended.events).toHaveLength(3);
-      expect(appended.events).toEqual(appended.expectedEvents);
-      expect(appended.work.deleted).toBe(1);
-      expect(appended.streams.seqScans).toBe(0);
     }
   });
 
