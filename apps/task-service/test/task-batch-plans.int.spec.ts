@@ -1,7 +1,11 @@
+import { NOTICE_CHANNEL } from '@lib/event-store';
+import { TASK_EVENT_SCHEMA_VERSION } from '@lib/task-domain';
+import { agentIdOf, tenantIdOf } from '@lib/tenancy';
 import { createTestDatabase, type TestDatabase } from '@lib/testing';
 import { randomUUID } from 'node:crypto';
 import type { PoolClient } from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { TaskBatch } from '../src/write/task-batch';
 
 /**
  * events.append_task_batch against real Postgres with many streams that were never analyzed (a new deployment
@@ -11,7 +15,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
  * and leased rows.
  */
 
-const TENANT = 'plans';
+const TENANT = tenantIdOf('plans');
 const STREAMS = 5_000;
 const QUEUED = 5_000;
 
@@ -39,34 +43,58 @@ afterAll(async () => {
  * A batch that moves two existing streams from version 2 to 3 (the first one's task ends: its work row goes)
  * and creates one.
  */
-function batch(): string {
+function batch(): TaskBatch {
   const moved = [1 + Math.floor(Math.random() * (STREAMS / 2)), STREAMS / 2 + 1];
   const streams = [
-    ...moved.map((n, i) => ({ i, t: TENANT, s: `task-${n}`, e: 2, n: 3 })),
-    { i: 2, t: TENANT, s: `task-new-${randomUUID()}`, e: 0, n: 1 },
+    ...moved.map((n, i) => ({
+      stream_index: i,
+      tenant_id: TENANT,
+      stream_id: `task-${n}`,
+      expected_version: 2,
+      version: 3,
+    })),
+    {
+      stream_index: 2,
+      tenant_id: TENANT,
+      stream_id: `task-new-${randomUUID()}`,
+      expected_version: 0,
+      version: 1,
+    },
   ];
-  const events = streams.map((stream) => ({
-    i: stream.i,
-    t: stream.t,
-    s: stream.s,
-    id: randomUUID(),
-    v: stream.n,
-    y: 'TaskStatusUpdated',
-    sv: 1,
-    d: {},
-    m: {},
-  }));
-  const ended = `queued-${1 + Math.floor(Math.random() * QUEUED)}`;
-  return JSON.stringify({
-    channel: 'a2a_platform',
+  const timestamp = new Date().toISOString();
+  return {
+    channel: NOTICE_CHANNEL,
     claims: [],
     streams,
-    events,
+    events: streams.map((stream) => ({
+      stream_index: stream.stream_index,
+      tenant_id: stream.tenant_id,
+      stream_id: stream.stream_id,
+      event_id: randomUUID(),
+      stream_version: stream.version,
+      event_type: 'TaskStatusUpdated',
+      schema_version: TASK_EVENT_SCHEMA_VERSION,
+      data: { status: { state: 'TASK_STATE_WORKING', timestamp } },
+      metadata: { actor: { kind: 'system', id: 'plans' } },
+    })),
     views: [],
-    work: [{ i: 0, t: TENANT, task_id: ended, status: 'idle' }],
+    work: [
+      {
+        stream_index: 0,
+        tenant_id: TENANT,
+        task_id: `queued-${1 + Math.floor(Math.random() * QUEUED)}`,
+        agent_id: agentIdOf('echo'),
+        status: 'idle',
+        attempt: 1,
+        lease_epoch: null,
+        worker_id: null,
+        lease_expires_at: null,
+        cancel_deadline: null,
+      },
+    ],
     notices: [],
     audit: [],
-  });
+  };
 }
 
 /** What one table saw of the transaction (pg_stat_xact_user_tables). */
@@ -142,7 +170,7 @@ async function appendAndCount(prepare?: (client: PoolClient) => Promise<void>): 
     const sent = batch();
     const outcomes = await client.query<{ stream_index: number; outcome: string }>(
       'SELECT stream_index, outcome FROM events.append_task_batch($1::jsonb)',
-      [sent],
+      [JSON.stringify(sent)],
     );
     const after = await counted(client);
     const written = await client.query<{
@@ -151,15 +179,12 @@ async function appendAndCount(prepare?: (client: PoolClient) => Promise<void>): 
       stream_version: number;
     }>(
       `SELECT m.tenant_id, m.stream_id, m.stream_version
-         FROM jsonb_to_recordset($1::jsonb -> 'events') AS e(id uuid)
-         JOIN events.messages m ON m.event_id = e.id
+         FROM events.messages m WHERE m.event_id = ANY ($1::uuid[])
         ORDER BY m.stream_id`,
-      [sent],
+      [sent.events.map((event) => event.event_id)],
     );
-    const expected = (
-      JSON.parse(sent) as { streams: { t: string; s: string; n: number }[] }
-    ).streams
-      .map((s) => ({ tenant_id: s.t, stream_id: s.s, stream_version: s.n }))
+    const expected = sent.streams
+      .map((s) => ({ tenant_id: s.tenant_id, stream_id: s.stream_id, stream_version: s.version }))
       .sort((a, b) => (a.stream_id < b.stream_id ? -1 : 1));
     return {
       outcomes: outcomes.rows,
