@@ -6,14 +6,16 @@
  * (`PostgresTaskStore.append`), on one connection, on a fresh database per run.
  *
  * Per batch size: wall time and the CPU of the connection's backend (/proc, so Postgres must run on this
- * machine) per task. `--against-previous` runs each size also on a database whose newest migration was undone
- * (alternated, same batches), to measure a change of the function. Options: `--sizes 1,16,64,200`,
- * `--tasks N` (tasks per run, default 3,000), `--rounds N` (runs per size and side, default 3).
+ * machine) per task. `--against <git revision>` runs each size also on a database given the function files of
+ * that revision (alternated, same batches; docs/adr/0014-function-files.md), to measure a change of the
+ * function: `--against HEAD` compares the working tree's definitions with the committed ones. Options:
+ * `--sizes 1,16,64,200`, `--tasks N` (tasks per run, default 3,000), `--rounds N` (runs per size and side,
+ * default 3).
  */
 import { sealAuditEntry } from '@lib/audit';
 import { loadConfig, testSchema } from '@lib/config';
 import type { EventMetadata } from '@lib/event-store';
-import { createPool, migrationsDir, undoMigrations } from '@lib/event-store';
+import { createPool, migrationsDir } from '@lib/event-store';
 import {
   foldTask,
   initialTaskState,
@@ -23,7 +25,9 @@ import {
 } from '@lib/task-domain';
 import { agentIdOf, principalIdOf, taskIdOf, tenantIdOf } from '@lib/tenancy';
 import { createTestDatabase, type TestDatabase } from '@lib/testing';
+import { execFileSync } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
+import { dirname } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { v7 as uuidv7 } from 'uuid';
 import {
@@ -43,7 +47,8 @@ interface Options {
   sizes: number[];
   tasks: number;
   rounds: number;
-  againstPrevious: boolean;
+  /** The git revision whose function files the previous side runs, if any. */
+  against: string | null;
 }
 
 function parseOptions(argv: readonly string[]): Options {
@@ -51,7 +56,7 @@ function parseOptions(argv: readonly string[]): Options {
     sizes: [1, 16, 64, 200],
     tasks: 3_000,
     rounds: 3,
-    againstPrevious: false,
+    against: null,
   };
   for (let i = 0; i < argv.length; i++) {
     const flag = argv[i] ?? '';
@@ -69,8 +74,9 @@ function parseOptions(argv: readonly string[]): Options {
         options.rounds = Number(value);
         i++;
         break;
-      case '--against-previous':
-        options.againstPrevious = true;
+      case '--against':
+        options.against = value;
+        i++;
         break;
       default:
         throw new Error(`unknown option ${flag}`);
@@ -242,21 +248,32 @@ async function run(db: TestDatabase, size: number, tasks: number): Promise<Measu
   }
 }
 
-/** A fresh database; `previous`: with its newest migration undone. */
-async function database(previous: boolean): Promise<TestDatabase> {
+/** The function files of the repository at `revision` (git), by name. */
+function functionFilesAt(revision: string): string[] {
+  const git = (...args: string[]): string =>
+    execFileSync('git', ['-C', dirname(migrationsDir()), ...args], { encoding: 'utf8' });
+  const names = git('ls-tree', '--name-only', `${revision}:migrations/functions/`)
+    .split('\n')
+    .filter((name) => name.endsWith('.sql'));
+  if (names.length === 0) {
+    throw new Error(`${revision} has no function files`);
+  }
+  return names.map((name) => git('show', `${revision}:migrations/functions/${name}`));
+}
+
+/** A fresh database, with `functionFiles` run on it after the migrations. */
+async function database(functionFiles: readonly string[]): Promise<TestDatabase> {
   const db = await createTestDatabase('bench_batch');
-  if (previous) {
-    // node-pg-migrate's notes are left out (a failure throws).
-    await undoMigrations(db.url, 1);
+  for (const sql of functionFiles) {
+    await db.pool.query(sql);
   }
   return db;
 }
 
 async function main(): Promise<void> {
   const options = parseOptions(process.argv.slice(2));
-  const sides = options.againstPrevious
-    ? (['current', 'previous'] as const)
-    : (['current'] as const);
+  const previousFiles = options.against === null ? null : functionFilesAt(options.against);
+  const sides = previousFiles ? (['current', 'previous'] as const) : (['current'] as const);
   const admin = createPool(loadConfig(testSchema).TEST_POSTGRES_URL, {
     max: 1,
     applicationName: 'a2a-bench-batch',
@@ -268,9 +285,7 @@ async function main(): Promise<void> {
   );
   console.log(
     `tasks per run: ${options.tasks}; runs per size and side: ${options.rounds}; sides: ${sides.join(', ')}` +
-      (options.againstPrevious
-        ? ` (previous: the newest migration of ${migrationsDir()} undone)`
-        : ''),
+      (options.against === null ? '' : ` (previous: the function files of ${options.against})`),
   );
   printMachine(version);
   const rows: string[][] = [];
@@ -278,7 +293,7 @@ async function main(): Promise<void> {
     const results = new Map<string, Measured[]>(sides.map((side) => [side, []]));
     for (let round = 0; round < options.rounds; round++) {
       for (const side of sides) {
-        const db = await database(side === 'previous');
+        const db = await database(side === 'previous' ? (previousFiles ?? []) : []);
         try {
           const measured = await run(db, size, options.tasks);
           results.get(side)?.push(measured);

@@ -1,8 +1,9 @@
 -- Up Migration
 
--- Group commit of task streams (docs/adr/0007-hot-path.md): one call appends the changes of many task
--- streams, each under its own expected version, with everything written inline today (message-id claims,
--- events, the task view, the work queue, notices), in one statement and so in one transaction and one commit.
+-- Group commit of task streams (docs/adr/0007-hot-path-group-commit.md): one call appends the changes of many
+-- task streams, each under its own expected version, with everything written inline today (message-id
+-- claims, events, the task view, the work queue, notices), in one statement and so in one transaction and one
+-- commit.
 -- Streams are independent: one whose guard fails (it moved on) or whose messageId was already claimed is left
 -- out, reported, and the others are written. The caller re-reads and decides again for the conflicts.
 --

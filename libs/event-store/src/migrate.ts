@@ -1,7 +1,13 @@
 import { runner } from 'node-pg-migrate';
 import { existsSync } from 'node:fs';
 import { dirname, join } from 'node:path';
-import { ensureDatabase } from './postgres';
+import {
+  planFunctionFiles,
+  readFunctionFiles,
+  readMigrationHistory,
+  type AppliedFunctionFile,
+} from './function-files';
+import { createPool, ensureDatabase, withTransaction } from './postgres';
 import { retryDelayMs } from './retry-delay';
 
 /** The repository's `migrations/` folder, found from this file whether it runs from source or from dist. */
@@ -36,8 +42,9 @@ function runnerOptions(connectionString: string, log: (msg: string) => void) {
 }
 
 /**
- * Creates the database if needed and applies every pending forward migration. Replicas that start together
- * all run this: each waits for the one holding the lock, then finds nothing left to apply.
+ * Creates the database if needed, applies every pending forward migration, then the function files that
+ * changed (docs/adr/0014-function-files.md). Replicas that start together all run this: each waits for the one
+ * holding the lock, then finds nothing left to apply.
  */
 export async function migrate(
   connectionString: string,
@@ -48,7 +55,7 @@ export async function migrate(
   for (let attempt = 0; ; attempt++) {
     try {
       await runner({ ...runnerOptions(connectionString, log), direction: 'up', checkOrder: true });
-      return;
+      break;
     } catch (error) {
       if (!(error instanceof Error && error.message === LOCK_HELD) || Date.now() > deadline) {
         throw error;
@@ -56,16 +63,72 @@ export async function migrate(
       await new Promise((resolve) => setTimeout(resolve, retryDelayMs(attempt)));
     }
   }
+  await applyFunctionFiles(connectionString, log);
 }
 
 /**
- * Undoes the newest `count` applied migrations (their Down sections): for benchmarks that compare a change of
- * the schema with the one before it. Operators never run it.
+ * Runs the function files whose content the database has not got yet, in one transaction after the versioned
+ * migrations' (so each file sees the schema they leave), and records what it ran. A process that stops between
+ * the two transactions leaves the files for the next run: every app migrates before it serves.
  */
-export async function undoMigrations(
+async function applyFunctionFiles(
   connectionString: string,
-  count: number,
-  log: (msg: string) => void = () => undefined,
+  log: (msg: string) => void,
 ): Promise<void> {
-  await runner({ ...runnerOptions(connectionString, log), direction: 'down', count });
+  const dir = migrationsDir();
+  const [files, history] = await Promise.all([
+    readFunctionFiles(join(dir, 'functions')),
+    readMigrationHistory(dir),
+  ]);
+  const pool = createPool(connectionString, { max: 1, applicationName: 'a2a:migrate' });
+  try {
+    await withTransaction(pool, async (client) => {
+      // Two processes replacing one function at once would fail ("tuple concurrently updated"): one at a time.
+      await client.query(`SELECT pg_advisory_xact_lock(hashtextextended('function-files', 0))`);
+      await client.query(
+        `CREATE TABLE IF NOT EXISTS public.schema_function_files (
+           file text PRIMARY KEY,
+           migration text NOT NULL,
+           sha256 text NOT NULL,
+           applied_at timestamptz NOT NULL DEFAULT now())`,
+      );
+      const applied = await client.query<AppliedFunctionFile>(
+        'SELECT file, migration, sha256 FROM public.schema_function_files',
+      );
+      for (const step of planFunctionFiles(files, history, applied.rows)) {
+        if (step.action === 'leave') {
+          log(`> function file ${step.file.name}: left as a newer release made it (${step.newer})`);
+          continue;
+        }
+        log(`> function file ${step.file.name}`);
+        await client.query(step.file.sql);
+        await client.query(
+          `INSERT INTO public.schema_function_files (file, migration, sha256) VALUES ($1, $2, $3)
+           ON CONFLICT (file) DO UPDATE SET
+             migration = EXCLUDED.migration, sha256 = EXCLUDED.sha256, applied_at = EXCLUDED.applied_at`,
+          [step.file.name, step.migration, step.file.sha256],
+        );
+      }
+    });
+  } finally {
+    await pool.end();
+  }
+}
+
+/**
+ * Applies the versioned migrations up to `lastMigration` (its name without `.sql`) and no function file: a
+ * database as a release from before function files left it. For tests of upgrades; operators never run it.
+ */
+export async function migrateUpTo(connectionString: string, lastMigration: string): Promise<void> {
+  await ensureDatabase(connectionString);
+  const count = (await readMigrationHistory(migrationsDir())).migrations.indexOf(lastMigration) + 1;
+  if (count === 0) {
+    throw new Error(`no migration ${lastMigration}`);
+  }
+  await runner({
+    ...runnerOptions(connectionString, () => undefined),
+    direction: 'up',
+    count,
+    checkOrder: true,
+  });
 }

@@ -20,6 +20,7 @@ import type { Pool, PoolClient } from 'pg';
 import { noticesFor } from '../notices';
 import { taskViewRow } from '../projections/task-view.projection';
 import { PG_POOL } from '../tokens';
+import type { TaskBatch, TaskBatchAudit } from './task-batch';
 
 /** One task stream's history as the writer needs it: its events and the idempotency keys they carry. */
 export interface StreamHistory {
@@ -279,81 +280,7 @@ export class PostgresTaskStore extends TaskStore {
     changes: readonly StreamChange[],
     within?: PoolClient,
   ): Promise<Map<number, ChangeRefusal>> {
-    const batch = {
-      channel: NOTICE_CHANNEL,
-      streams: changes.map((c, i) => ({
-        i,
-        t: c.tenantId,
-        s: c.streamId,
-        e: c.expectedVersion,
-        n: c.expectedVersion + c.events.length,
-      })),
-      claims: changes.flatMap((c, i) =>
-        c.claim
-          ? [
-              {
-                i,
-                t: c.tenantId,
-                a: c.claim.agentId,
-                p: c.claim.principalId,
-                m: c.claim.messageId,
-                k: c.claim.taskId,
-                d: c.claim.digest,
-              },
-            ]
-          : [],
-      ),
-      events: changes.flatMap((c, i) =>
-        c.events.map((event, n) => ({
-          i,
-          t: c.tenantId,
-          s: c.streamId,
-          id: c.eventIds[n],
-          v: c.expectedVersion + n + 1,
-          y: event.type,
-          sv: TASK_EVENT_SCHEMA_VERSION,
-          d: event.data,
-          m: c.metadata,
-        })),
-      ),
-      // A stream clients do not see as a task (an exchange answered by a message, ADR 0009) has no view row.
-      views: changes.flatMap((c, i) => {
-        if (!shownAsTask(c.after)) {
-          return [];
-        }
-        const row = taskViewRow(c.tenantId, c.after);
-        return {
-          i,
-          t: c.tenantId,
-          task_id: row.taskId,
-          agent_id: row.agentId,
-          owner_id: row.ownerId,
-          context_id: row.contextId,
-          state: row.state,
-          status_timestamp: row.statusTimestamp,
-          version: row.version,
-          task: row.task,
-        };
-      }),
-      work: changes.map((c, i) => {
-        const lease = c.after.work === 'leased' ? c.after.lease : null;
-        return {
-          i,
-          t: c.tenantId,
-          task_id: c.after.task.id,
-          agent_id: c.after.agentId,
-          status: c.after.work,
-          attempt: c.after.attempt,
-          lease_epoch: lease?.epoch ?? null,
-          worker_id: lease?.workerId ?? null,
-          lease_expires_at: lease?.expiresAt ?? null,
-          cancel_deadline: c.after.cancel?.deadline ?? null,
-        };
-      }),
-      notices: changes.flatMap((c, i) => c.notices.map((n) => ({ i, n }))),
-      // At most one record per change: the stream index orders them.
-      audit: changes.flatMap((c, i) => (c.audit ? [auditRow(c.audit, i)] : [])),
-    };
+    const batch = taskBatch(changes);
     const result = await (within ?? this.pool).query<{
       stream_index: number;
       outcome: ChangeRefusal | 'reused';
@@ -398,22 +325,107 @@ export class PostgresTaskStore extends TaskStore {
   }
 }
 
-/** An audit entry as `events.append_task_batch` takes it (chained in SQL: `audit.chain_records`). */
-function auditRow(entry: SealedAuditEntry, i: number): Record<string, unknown> {
+/** The batch `events.append_task_batch` takes for `changes`: stream `i` is `changes[i]`. */
+function taskBatch(changes: readonly StreamChange[]): TaskBatch {
   return {
-    i,
-    t: entry.tenantId,
-    id: entry.recordId,
-    at: entry.occurredAt,
-    p: entry.principalId,
-    c: entry.credentialId,
-    s: entry.sourceAddress,
-    o: entry.operation,
-    b: entry.binding,
-    r: entry.resource,
-    out: entry.outcome,
-    re: entry.reason,
-    tr: entry.traceId,
-    d: entry.digest,
+    channel: NOTICE_CHANNEL,
+    streams: changes.map((c, i) => ({
+      stream_index: i,
+      tenant_id: c.tenantId,
+      stream_id: c.streamId,
+      expected_version: c.expectedVersion,
+      version: c.expectedVersion + c.events.length,
+    })),
+    claims: changes.flatMap((c, i) =>
+      c.claim
+        ? [
+            {
+              stream_index: i,
+              tenant_id: c.tenantId,
+              agent_id: c.claim.agentId,
+              principal_id: c.claim.principalId,
+              message_id: c.claim.messageId,
+              task_id: c.claim.taskId,
+              message_digest: c.claim.digest,
+            },
+          ]
+        : [],
+    ),
+    events: changes.flatMap((c, i) =>
+      c.events.map((event, n) => {
+        const eventId = c.eventIds[n];
+        if (eventId === undefined) {
+          throw new Error(`the change of ${c.streamId} has no id for its event ${n}`);
+        }
+        return {
+          stream_index: i,
+          tenant_id: c.tenantId,
+          stream_id: c.streamId,
+          event_id: eventId,
+          stream_version: c.expectedVersion + n + 1,
+          event_type: event.type,
+          schema_version: TASK_EVENT_SCHEMA_VERSION,
+          data: event.data,
+          metadata: c.metadata,
+        };
+      }),
+    ),
+    // A stream clients do not see as a task (an exchange answered by a message, ADR 0009) has no view row.
+    views: changes.flatMap((c, i) => {
+      if (!shownAsTask(c.after)) {
+        return [];
+      }
+      const row = taskViewRow(c.tenantId, c.after);
+      return {
+        stream_index: i,
+        tenant_id: c.tenantId,
+        task_id: row.taskId,
+        agent_id: row.agentId,
+        owner_id: row.ownerId,
+        context_id: row.contextId,
+        state: row.state,
+        status_timestamp: row.statusTimestamp,
+        version: row.version,
+        task: row.task,
+      };
+    }),
+    work: changes.map((c, i) => {
+      const lease = c.after.work === 'leased' ? c.after.lease : null;
+      return {
+        stream_index: i,
+        tenant_id: c.tenantId,
+        task_id: c.after.task.id,
+        agent_id: c.after.agentId,
+        status: c.after.work,
+        attempt: c.after.attempt,
+        lease_epoch: lease?.epoch ?? null,
+        worker_id: lease?.workerId ?? null,
+        lease_expires_at: lease?.expiresAt ?? null,
+        cancel_deadline: c.after.cancel?.deadline ?? null,
+      };
+    }),
+    notices: changes.flatMap((c, i) => c.notices.map((payload) => ({ stream_index: i, payload }))),
+    // At most one record per change: the stream index orders them.
+    audit: changes.flatMap((c, i) => (c.audit ? [auditRow(c.audit, i)] : [])),
+  };
+}
+
+/** An audit entry as `events.append_task_batch` takes it (chained in SQL: `audit.chain_records`). */
+function auditRow(entry: SealedAuditEntry, streamIndex: number): TaskBatchAudit {
+  return {
+    stream_index: streamIndex,
+    tenant_id: entry.tenantId,
+    record_id: entry.recordId,
+    occurred_at: entry.occurredAt,
+    principal_id: entry.principalId,
+    credential_id: entry.credentialId,
+    source_address: entry.sourceAddress,
+    operation: entry.operation,
+    binding: entry.binding,
+    resource: entry.resource,
+    outcome: entry.outcome,
+    reason: entry.reason,
+    trace_id: entry.traceId,
+    digest: entry.digest,
   };
 }
