@@ -2,6 +2,7 @@ import type { Metadata, sendUnaryData, ServerUnaryCall } from '@grpc/grpc-js';
 import {
   A2aError,
   asA2aError,
+  taskCommandFailure,
   taskCommandFromWire,
   taskPb,
   type A2aJsonRpcMethod,
@@ -171,7 +172,7 @@ export class TaskCommands {
   ): Promise<taskPb.OperationResult> {
     const ctx = callContextFromWire(call.context);
     if (!ctx) {
-      return failure(new A2aError('INVALID_REQUEST', 'call context missing'));
+      return taskCommandFailure(new A2aError('INVALID_REQUEST', 'call context missing'));
     }
     try {
       const request = taskCommandFromWire(operation, call);
@@ -179,22 +180,9 @@ export class TaskCommands {
       this.unavailable = 0;
       return { responseJson: JSON.stringify(result), version };
     } catch (thrown) {
-      return failure(this.reported(thrown));
+      return taskCommandFailure(this.reported(thrown));
     }
   }
-}
-
-/** An A2A error as a value of the result (the client's error, not a transport failure). */
-function failure(error: A2aError): taskPb.OperationResult {
-  return {
-    version: 0,
-    error: {
-      reason: error.reason,
-      message: error.message,
-      metadata: error.metadata,
-      fieldViolations: [...error.fieldViolations],
-    },
-  };
 }
 
 function traceparentIn(metadata: Metadata): string | undefined {

@@ -1,9 +1,8 @@
 import { credentials, Metadata } from '@grpc/grpc-js';
 import {
-  A2aError,
   decodeTaskCommand,
-  isErrorReason,
   taskCommandCall,
+  taskCommandOutcome,
   taskPb,
   type TaskCommandMethod,
 } from '@lib/a2a-protocol';
@@ -138,17 +137,8 @@ export class CommandClient {
 
   /** One OperationCall as given; the response document, or its A2A error thrown as A2aError. */
   async send<T>(method: TaskCommandMethod, call: taskPb.OperationCall): Promise<T> {
-    const result = await this.result(method, call);
-    if (result.error) {
-      const { reason, message, metadata, fieldViolations } = result.error;
-      throw new A2aError(
-        isErrorReason(reason) ? reason : 'INTERNAL',
-        message,
-        metadata,
-        fieldViolations,
-      );
-    }
-    return JSON.parse(result.responseJson ?? 'null') as T;
+    const { result } = taskCommandOutcome(method, await this.result(method, call));
+    return result as T;
   }
 
   /** One OperationCall as given, and the OperationResult as it came back. */

@@ -1,8 +1,10 @@
+import { A2aError, isErrorReason } from './errors';
 import * as a2aPb from './generated/lf/a2a/v1/a2a';
 import {
   OperationCall as OperationCallFns,
   type CallContext,
   type OperationCall,
+  type OperationResult,
   type TaskCommandServiceService,
 } from './generated/platform/task/v1/task_service';
 import type {
@@ -154,9 +156,45 @@ function legacyRequestJson(call: OperationCall): unknown {
  * response type, JSON.stringify of it). The one place the internal contract's JSON is given its type: the
  * peer is this release's task-service, which built the document from that type.
  */
-export function parseTaskCommandResponse<M extends TaskCommandMethod>(
+function parseTaskCommandResponse<M extends TaskCommandMethod>(
   _method: M,
   json: string,
 ): TaskCommandResponses[M] {
   return JSON.parse(json) as TaskCommandResponses[M];
+}
+
+/** An A2A error as a value of the result: the client's error, distinct from a transport failure. */
+export function taskCommandFailure(error: A2aError): OperationResult {
+  return {
+    version: 0,
+    error: {
+      reason: error.reason,
+      message: error.message,
+      metadata: error.metadata,
+      fieldViolations: [...error.fieldViolations],
+    },
+  };
+}
+
+/**
+ * An operation's outcome as the task-service answered it: the response and the task's generation, or the
+ * A2A error it carries, thrown.
+ */
+export function taskCommandOutcome<M extends TaskCommandMethod>(
+  method: M,
+  result: OperationResult,
+): Versioned<TaskCommandResponses[M]> {
+  if (result.error) {
+    const { reason, message, metadata, fieldViolations } = result.error;
+    throw new A2aError(
+      isErrorReason(reason) ? reason : 'INTERNAL',
+      message,
+      metadata,
+      fieldViolations,
+    );
+  }
+  return {
+    result: parseTaskCommandResponse(method, result.responseJson ?? 'null'),
+    version: result.version,
+  };
 }

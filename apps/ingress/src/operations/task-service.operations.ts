@@ -1,9 +1,8 @@
 import { credentials, status as GrpcStatus, Metadata, type ServiceError } from '@grpc/grpc-js';
 import {
   A2aError,
-  isErrorReason,
-  parseTaskCommandResponse,
   taskCommandCall,
+  taskCommandOutcome,
   taskPb,
   type TaskCommandMethod,
   type TaskCommandRequests,
@@ -55,7 +54,7 @@ export class TaskServiceOperations extends A2aOperations implements OnModuleDest
         break;
       }
       try {
-        return unwrap(method, await invoke(client, method, call));
+        return taskCommandOutcome(method, await invoke(client, method, call));
       } catch (error) {
         if (!isUnreachable(error)) {
           throw transportError(error);
@@ -113,23 +112,4 @@ function invoke(
 function isUnreachable(error: unknown): boolean {
   const code = (error as Partial<ServiceError>).code;
   return code === GrpcStatus.UNAVAILABLE && !(error instanceof A2aError);
-}
-
-function unwrap<M extends TaskCommandMethod>(
-  method: M,
-  result: taskPb.OperationResult,
-): Versioned<TaskCommandResponses[M]> {
-  if (result.error) {
-    const { reason, message, metadata, fieldViolations } = result.error;
-    throw new A2aError(
-      isErrorReason(reason) ? reason : 'INTERNAL',
-      message,
-      metadata,
-      fieldViolations,
-    );
-  }
-  return {
-    result: parseTaskCommandResponse(method, result.responseJson ?? 'null'),
-    version: result.version,
-  };
 }
