@@ -103,6 +103,15 @@ export default tseslint.config(
     },
   },
   {
+    files: ['libs/ids/src/**/*.ts'],
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        { patterns: [{ regex: '^[^.]', message: 'libs/ids depends on nothing.' }] },
+      ],
+    },
+  },
+  {
     // Apps import other apps only in the standalone composition root.
     files: ['apps/ingress/**/*.ts', 'apps/task-service/**/*.ts', 'apps/agents/**/*.ts'],
     rules: {

@@ -1,6 +1,6 @@
+import { tenantIdOf } from '@lib/ids';
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { tenantIdOf } from './ids';
 import { quotaRedis, RequestRateCounter } from './quotas';
 
 const REDIS_URL = process.env['REDIS_URL'] ?? 'redis://127.0.0.1:6379';

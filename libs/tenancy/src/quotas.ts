@@ -1,6 +1,6 @@
+import type { TenantId } from '@lib/ids';
 import { Redis } from 'ioredis';
 import type { Pool } from 'pg';
-import type { TenantId } from './ids';
 
 /** The task states that count against a tenant's active-task quota: every state a task can still leave. */
 const ACTIVE_STATES = [

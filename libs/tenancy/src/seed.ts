@@ -1,9 +1,9 @@
 import type { JsonObject } from '@lib/a2a-protocol';
+import { agentIdOf, tenantIdOf } from '@lib/ids';
 import type { Pool } from 'pg';
 import { AgentStore } from './admin/agent-store';
 import { CredentialStore } from './admin/credential-store';
 import { TenantStore } from './admin/tenant-store';
-import { agentIdOf, tenantIdOf } from './ids';
 
 /** The part of an agent card that belongs to the hosted agent (the platform adds interfaces and security). */
 export interface AgentProfile extends JsonObject {

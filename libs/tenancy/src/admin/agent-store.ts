@@ -1,5 +1,5 @@
+import { agentIdOf, isId, tenantIdOf, type AgentId, type AgentRef, type TenantId } from '@lib/ids';
 import type { Pool } from 'pg';
-import { agentIdOf, isId, tenantIdOf, type AgentId, type AgentRef, type TenantId } from '../ids';
 import { InvalidInput, isForeignKeyViolation, NotFound, parseInput } from './admin-errors';
 import {
   agentDefinitionSchema,

@@ -1,7 +1,4 @@
 import { CLIENT_SCOPES, TENANT_SCOPES } from '@lib/authz';
-import { randomBytes } from 'node:crypto';
-import type { Pool } from 'pg';
-import { z } from 'zod';
 import {
   agentIdOf,
   credentialIdOf,
@@ -12,7 +9,10 @@ import {
   type CredentialId,
   type PrincipalId,
   type TenantId,
-} from '../ids';
+} from '@lib/ids';
+import { randomBytes } from 'node:crypto';
+import type { Pool } from 'pg';
+import { z } from 'zod';
 import { hashSecret } from '../secrets';
 import { isForeignKeyViolation, NotFound, parseInput } from './admin-errors';
 

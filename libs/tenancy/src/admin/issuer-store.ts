@@ -1,6 +1,6 @@
 import { isTenantScope, TENANT_SCOPES } from '@lib/authz';
+import { isId, tenantIdOf, type TenantId } from '@lib/ids';
 import type { Pool } from 'pg';
-import { isId, tenantIdOf, type TenantId } from '../ids';
 import { validateOidcIssuer, type OidcIssuer } from '../oidc';
 import { InvalidInput, isForeignKeyViolation, NotFound } from './admin-errors';
 

@@ -1,6 +1,6 @@
+import { tenantIdOf, type TenantId } from '@lib/ids';
 import type { Pool, PoolClient } from 'pg';
 import { z } from 'zod';
-import { tenantIdOf, type TenantId } from '../ids';
 import { Conflict, NotFound, parseInput } from './admin-errors';
 
 /** `active`; `suspended` (calls refused, data kept); `deleting` (first step of a purge, calls refused). */
