@@ -28,8 +28,9 @@ const CREDENTIAL_CACHE_SIZE = 1_000;
 
 /**
  * Hosted agents' settings (dispatch policy, lease TTL, lease cap, input modes, message replies) and worker
- * credentials. A configuration change (ConfigChanges) re-reads the cached agents at once and forgets the
- * credentials, so a new definition or a revocation counts on this replica within a second.
+ * credentials, read through their stores (`AgentStore`, `CredentialStore`). A configuration change
+ * (ConfigChanges) re-reads the cached agents at once and forgets the credentials, so a new definition or a
+ * revocation counts on this replica within a second.
  */
 @Injectable()
 export class AgentDirectory {

@@ -43,8 +43,9 @@ const CACHE_SIZE = 10_000;
 
 /**
  * Authenticates API keys against the hashes stored for the tenant the request is routed to (read through the
- * `CredentialStore`). A key of another tenant is simply unknown here, so it fails like a wrong key. A revoked or expired key, or any key of a
- * tenant that is not active, stops working on every replica as soon as the change notice arrives.
+ * `CredentialStore`). A key of another tenant is simply unknown here, so it fails like a wrong key. A revoked
+ * or expired key, or any key of a tenant that is not active, stops working on every replica as soon as the
+ * change notice arrives.
  */
 @Injectable()
 export class ApiKeyAuthenticator {
