@@ -34,6 +34,7 @@
  * Redis (REDIS_URL) and a Kafka broker (`npm run kafka:start`, or KAFKA_BROKERS).
  */
 import { loadConfig, pushDispatcherSchema, testSchema } from '@lib/config';
+import type { CommittedTaskEvent } from '@lib/event-store';
 import { taskStreamId } from '@lib/task-domain';
 import {
   createTestDatabase,
@@ -61,7 +62,7 @@ import { cpus, loadavg, tmpdir, totalmem } from 'node:os';
 import { join, resolve } from 'node:path';
 import { Pool } from 'pg';
 import { LANE_QUEUE } from '../apps/push-dispatcher/src/lane-queue';
-import { toTaskEventRecord, type LogRow } from '../apps/relay/src/task-event-record';
+import { toTaskEventRecord } from '../apps/relay/src/task-event-record';
 import { createTopic, deleteTopic } from '../apps/relay/test/support/topic';
 import {
   backendMeter,
@@ -652,16 +653,15 @@ function feedRecords(tasks: readonly PushTask[], perTask: number, limit: number)
       }
       position++;
       const event = deliverableEvent(task, generation);
-      const row: LogRow = {
+      const row: CommittedTaskEvent = {
         eventId: randomUUID(),
         tenantId: task.tenantId,
         streamId: taskStreamId(task.tenantId, task.taskId),
         streamVersion: generation,
         globalPosition: String(position),
         transactionId: String(1_000 + position),
-        eventType: event.type,
+        event,
         schemaVersion: 1,
-        data: event.data,
         metadata: {
           actor: { kind: generation === 1 ? 'caller' : 'agent-worker', id: 'push-bench' },
           binding: 'bench',

@@ -1,8 +1,9 @@
 /**
  * `GET /a2a/agents`: the agents of the API key's own tenant, with their cards' URLs (the console's playground
  * lists them). A key names one tenant; another tenant's agents are never listed; no key, a wrong key or a key
- * of a suspended tenant gets 401.
+ * of a suspended tenant gets 401, and each refusal is an audit record, as on the A2A routes.
  */
+import { AuditLog, PLATFORM_TENANT } from '@lib/audit';
 import { EXAMPLE_AGENT_IDS } from '@lib/worker-sdk';
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -52,9 +53,17 @@ describe('the agent directory of an API key', () => {
     expect(agents.map((a) => `${a.tenant}/${a.agent}`)).toEqual(['acme/echo']);
   });
 
-  it('refuses no key, a wrong key and a key of a suspended tenant with 401', async () => {
+  it('refuses no key, a wrong key and a key of a suspended tenant with 401, each an audit record', async () => {
+    const audit = new AuditLog(platform.db.pool);
+    const refusals = async (tenantId: string) =>
+      (await audit.query({ tenantId, operation: 'a2a.authenticate', resource: 'agent-directory' }))
+        .records;
     expect((await directory()).status).toBe(401);
     expect((await directory('not-a-key')).status).toBe(401);
+    expect((await refusals(PLATFORM_TENANT)).map((r) => r.outcome)).toEqual([
+      'unauthenticated',
+      'unauthenticated',
+    ]);
     await platform.db.pool.query(
       `UPDATE ops.tenants SET status = 'suspended' WHERE tenant_id = 'acme'`,
     );
@@ -62,6 +71,9 @@ describe('the agent directory of an API key', () => {
       const refused = await directory(acmeKey);
       expect(refused.status).toBe(401);
       expect(await refused.json()).toMatchObject({ error: { status: 'UNAUTHENTICATED' } });
+      expect(await refusals('acme')).toMatchObject([
+        { outcome: 'denied', reason: 'PERMISSION_DENIED', binding: 'HTTP+JSON' },
+      ]);
     } finally {
       await platform.db.pool.query(
         `UPDATE ops.tenants SET status = 'active' WHERE tenant_id = 'acme'`,

@@ -23,6 +23,7 @@ import {
   type Client,
 } from '@a2a-js/sdk/client';
 import type { StreamResponse, Task as WireTask } from '@lib/a2a-protocol';
+import { TaskLog } from '@lib/event-store';
 import { foldTask, toStreamResponse, type TaskEvent } from '@lib/task-domain';
 import { seedTenant, tenantIdOf } from '@lib/tenancy';
 import {
@@ -37,7 +38,6 @@ import { AGENT_PROFILES, type ExampleAgentId } from '@lib/worker-sdk';
 import { randomUUID } from 'node:crypto';
 import type { Pool } from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { TaskLogReader } from '../../apps/ingress/src/streaming/task-log';
 import {
   eventually,
   expectRpcError,
@@ -607,7 +607,7 @@ describe('streams on the standalone platform', () => {
       const task = await startCountdown(url('countdown'), 100, 500);
       await waitForStreamed(pool(), task.id, 2);
       /**
-       * Log reads of a task stream by the ingress feed (apps/ingress/src/streaming/task-log.ts) that start
+       * Log reads of a task stream by the ingress feed (`TaskLog.eventsAfter` of @lib/event-store) that start
        * during one window, seen live in pg_stat_activity (sampled every 20 ms; pg_stat_database would report
        * them seconds late), and the events appended to the task's stream in that window. The test makes one
        * such read itself, on a connection it keeps idle for the window: seeing it proves that the sampling
@@ -621,9 +621,8 @@ describe('streams on the standalone platform', () => {
         try {
           const probePid = (await probe.query<{ pid: number }>('SELECT pg_backend_pid() AS pid'))
             .rows[0]?.pid;
-          await new TaskLogReader(probe).eventsAfter(
-            tenantIdOf('demo'),
-            `task:demo:${task.id}`,
+          await new TaskLog(probe).eventsAfter(
+            { tenantId: tenantIdOf('demo'), streamId: `task:demo:${task.id}` },
             0,
             1,
           );
@@ -643,7 +642,7 @@ describe('streams on the standalone platform', () => {
             const rows = await pool().query<{ pid: number; started: string }>(
               `SELECT pid, query_start::text AS started FROM pg_stat_activity
                 WHERE datname = current_database() AND pid <> pg_backend_pid()
-                  AND query LIKE 'SELECT stream_version, event_type, data FROM events.messages%'
+                  AND query LIKE 'SELECT stream_version, event_type, schema_version, data FROM events.messages%'
                   AND query LIKE '%stream_version > $3%' AND query_start > $1`,
               [startedAfter],
             );

@@ -1,25 +1,17 @@
 import type { AdminApiConfig } from '@lib/config';
 import {
   credentialIdOf,
+  CredentialStore,
   hashSecret,
   principalIdOf,
-  tenantIdOf,
-  type CredentialId,
-  type PrincipalId,
-  type TenantId,
+  type AdminGrant,
 } from '@lib/tenancy';
 import { Inject, Injectable } from '@nestjs/common';
 import { timingSafeEqual } from 'node:crypto';
-import type { Pool } from 'pg';
-import { ADMIN_CONFIG, ADMIN_PG_POOL } from './tokens';
+import { ADMIN_CONFIG } from './tokens';
 
-/** Who calls the admin API. */
-export interface AdminPrincipal {
-  principalId: PrincipalId;
-  credentialId: CredentialId;
-  /** The tenant a tenant admin key belongs to; null for platform admins. */
-  tenantId: TenantId | null;
-}
+/** Who calls the admin API: the tenant of a tenant admin key, null for platform admins. */
+export type AdminPrincipal = AdminGrant;
 
 /** Missing, unknown, revoked or expired credentials: 401 with a Bearer challenge. */
 export class AdminUnauthenticated extends Error {
@@ -44,7 +36,7 @@ export class AdminAuthenticator {
 
   constructor(
     @Inject(ADMIN_CONFIG) config: AdminApiConfig,
-    @Inject(ADMIN_PG_POOL) private readonly pool: Pool,
+    private readonly credentials: CredentialStore,
   ) {
     this.bootstrap = config.ADMIN_BOOTSTRAP_TOKEN
       ? Buffer.from(hashSecret(config.ADMIN_BOOTSTRAP_TOKEN), 'hex')
@@ -60,29 +52,10 @@ export class AdminAuthenticator {
     if (this.bootstrap && timingSafeEqual(this.bootstrap, Buffer.from(hash, 'hex'))) {
       return BOOTSTRAP;
     }
-    const result = await this.pool.query<{
-      principal_id: string;
-      credential_id: string;
-      tenant_id: string | null;
-    }>({
-      name: 'admin.authenticate',
-      text: `SELECT principal_id, key_id AS credential_id, NULL AS tenant_id FROM ops.admin_keys
-              WHERE key_hash = $1 AND revoked_at IS NULL AND (expires_at IS NULL OR expires_at > now())
-             UNION ALL
-             SELECT k.principal_id, k.key_id, k.tenant_id FROM ops.api_keys k
-               JOIN ops.tenants t ON t.tenant_id = k.tenant_id AND t.status = 'active'
-              WHERE k.key_hash = $1 AND k.revoked_at IS NULL
-                AND (k.expires_at IS NULL OR k.expires_at > now()) AND 'tenant:admin' = ANY (k.scopes)`,
-      values: [hash],
-    });
-    const row = result.rows[0];
-    if (!row) {
+    const grant = await this.credentials.findAdminCredential(hash);
+    if (!grant) {
       throw new AdminUnauthenticated('unknown, revoked or expired admin credential');
     }
-    return {
-      principalId: principalIdOf(row.principal_id),
-      credentialId: credentialIdOf(row.credential_id),
-      tenantId: row.tenant_id === null ? null : tenantIdOf(row.tenant_id),
-    };
+    return grant;
   }
 }

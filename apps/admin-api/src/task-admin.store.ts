@@ -1,5 +1,5 @@
 import { TASK_STATES, type TaskStateName } from '@lib/a2a-protocol';
-import type { EventMetadata } from '@lib/event-store';
+import { TaskLog, type LogCursor } from '@lib/event-store';
 import { taskIdOfStream, taskStreamId } from '@lib/task-domain';
 import { InvalidInput, type TenantId } from '@lib/tenancy';
 import { Inject, Injectable } from '@nestjs/common';
@@ -74,12 +74,6 @@ export interface TaskChange {
   updatedAt: string | null;
 }
 
-/** A position in the log, in the relay's order: (transaction id, global position). */
-export interface LogCursor {
-  xid: string;
-  position: string;
-}
-
 /** The tasks changed between two log positions (in transactions committed before the later one). */
 export interface LogChanges {
   tasks: { tenantId: string; taskId: string }[];
@@ -108,11 +102,15 @@ const iso = (at: Date | null): string | null => (at ? at.toISOString() : null);
 
 /**
  * The admin API's reads of tasks (docs/admin.md "Tasks"): a tenant's tasks from `read.task_view`, one task
- * with its work, its event timeline from `events.messages`, and what the live change stream needs.
+ * with its work, its event timeline from the log (`TaskLog`), and what the live change stream needs.
  */
 @Injectable()
 export class TaskAdminStore {
-  constructor(@Inject(ADMIN_PG_POOL) private readonly pool: Pool) {}
+  private readonly log: TaskLog;
+
+  constructor(@Inject(ADMIN_PG_POOL) private readonly pool: Pool) {
+    this.log = new TaskLog(pool);
+  }
 
   /**
    * A page of the tenant's tasks, newest status first (ties by task id, descending). A listing of every
@@ -212,59 +210,34 @@ export class TaskAdminStore {
     after: number,
     limit: number,
   ): Promise<TimelinePage | null> {
-    const streamId = taskStreamId(tenantId, taskId);
-    const result = await this.pool.query<{
-      stream_version: number;
-      event_id: string;
-      event_type: string;
-      schema_version: number;
-      data: unknown;
-      metadata: EventMetadata;
-      recorded_at: Date;
-    }>({
-      name: 'admin-tasks.timeline',
-      text: `SELECT m.stream_version, m.event_id, m.event_type, m.schema_version, m.data, m.metadata,
-                    m.recorded_at
-               FROM events.streams s
-               LEFT JOIN LATERAL (
-                 SELECT * FROM events.messages
-                  WHERE tenant_id = s.tenant_id AND stream_id = s.stream_id AND stream_version > $3
-                  ORDER BY stream_version LIMIT $4) m ON true
-              WHERE s.tenant_id = $1 AND s.stream_id = $2`,
-      values: [tenantId, streamId, after, limit + 1],
-    });
-    if (result.rows.length === 0) {
+    const stored = await this.log.timeline(
+      { tenantId, streamId: taskStreamId(tenantId, taskId) },
+      after,
+      limit + 1,
+    );
+    if (stored === null) {
       return null;
     }
-    const rows = result.rows.filter((row) => row.stream_version !== null);
-    const events = rows.slice(0, limit).map((row) =>
-      timelineEntry({
-        generation: row.stream_version,
-        eventId: row.event_id,
-        type: row.event_type,
-        schemaVersion: row.schema_version,
-        data: row.data,
-        metadata: row.metadata,
-        recordedAt: row.recorded_at,
-      }),
-    );
+    const events = stored.slice(0, limit).map(timelineEntry);
     const last = events.at(-1);
-    return rows.length > limit && last ? { events, nextAfter: last.generation } : { events };
+    return stored.length > limit && last ? { events, nextAfter: last.generation } : { events };
   }
 
   /** The current state of some of the tenant's tasks (those without a view row are left out). */
   async changes(tenantId: string, taskIds: readonly string[]): Promise<TaskChange[]> {
-    const result = await this.pool.query<
-      Omit<SummaryRow, 'owner_id'> & { recorded_at: Date | null }
-    >({
+    const result = await this.pool.query<Omit<SummaryRow, 'owner_id'>>({
       name: 'admin-tasks.changes',
-      text: `SELECT v.task_id, v.context_id, v.agent_id, v.state, v.version, v.status_timestamp, m.recorded_at
-               FROM unnest($2::text[], $3::text[]) AS t(task_id, stream_id)
-               JOIN read.task_view v ON v.tenant_id = $1 AND v.task_id = t.task_id
-               LEFT JOIN events.messages m
-                 ON m.tenant_id = $1 AND m.stream_id = t.stream_id AND m.stream_version = v.version`,
-      values: [tenantId, taskIds, taskIds.map((id) => taskStreamId(tenantId, id))],
+      text: `SELECT task_id, context_id, agent_id, state, version, status_timestamp
+               FROM read.task_view WHERE tenant_id = $1 AND task_id = ANY($2::text[])`,
+      values: [tenantId, taskIds],
     });
+    const recordedAt = await this.log.recordedAt(
+      tenantId,
+      result.rows.map((row) => ({
+        streamId: taskStreamId(tenantId, row.task_id),
+        version: row.version,
+      })),
+    );
     return result.rows.map((row) => ({
       taskId: row.task_id,
       contextId: row.context_id,
@@ -272,47 +245,28 @@ export class TaskAdminStore {
       state: row.state,
       version: row.version,
       statusTimestamp: row.status_timestamp.toISOString(),
-      updatedAt: iso(row.recorded_at),
+      updatedAt: iso(recordedAt.get(taskStreamId(tenantId, row.task_id)) ?? null),
     }));
   }
 
   /** Where the log ends for {@link changedSince}: transactions older than every running one. */
-  async logHorizon(): Promise<LogCursor> {
-    const result = await this.pool.query<{ xid: string }>({
-      name: 'admin-tasks.log-horizon',
-      text: `SELECT pg_snapshot_xmin(pg_current_snapshot())::text AS xid`,
-    });
-    return { xid: result.rows[0]?.xid ?? '0', position: '0' };
+  logHorizon(): Promise<LogCursor> {
+    return this.log.horizon();
   }
 
   /**
-   * The tasks whose streams have events after `from`, read in the relay's order and only from transactions older than the
-   * oldest running one, so that a transaction committing late is never skipped.
+   * The tasks whose streams have events after `from`, read in the relay's order and only from transactions
+   * older than the oldest running one, so that a transaction committing late is never skipped.
    */
   async changedSince(from: LogCursor): Promise<LogChanges> {
-    const result = await this.pool.query<{
-      tenant_id: string;
-      stream_id: string;
-      xid: string;
-      global_position: string;
-    }>({
-      name: 'admin-tasks.changed-since',
-      text: `SELECT tenant_id, stream_id, transaction_id::text AS xid, global_position
-               FROM events.messages
-              WHERE (transaction_id, global_position) > ($1::xid8, $2::bigint)
-                AND transaction_id < pg_snapshot_xmin(pg_current_snapshot())
-              ORDER BY transaction_id, global_position
-              LIMIT $3`,
-      values: [from.xid, from.position, CHANGE_SCAN_LIMIT],
-    });
-    const last = result.rows.at(-1);
+    const changed = await this.log.changedAfter(from, CHANGE_SCAN_LIMIT);
     return {
-      tasks: result.rows.flatMap((row) => {
-        const taskId = taskIdOfStream(row.tenant_id, row.stream_id);
-        return taskId === null ? [] : [{ tenantId: row.tenant_id, taskId }];
+      tasks: changed.flatMap((row) => {
+        const taskId = taskIdOfStream(row.tenantId, row.streamId);
+        return taskId === null ? [] : [{ tenantId: row.tenantId, taskId }];
       }),
-      next: last ? { xid: last.xid, position: last.global_position } : from,
-      full: result.rows.length === CHANGE_SCAN_LIMIT,
+      next: changed.at(-1)?.cursor ?? from,
+      full: changed.length === CHANGE_SCAN_LIMIT,
     };
   }
 }

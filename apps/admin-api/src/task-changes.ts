@@ -1,7 +1,7 @@
 import type { AdminApiConfig } from '@lib/config';
-import { NoticeListener, type Notice } from '@lib/event-store';
+import { NoticeListener, type LogCursor, type Notice } from '@lib/event-store';
 import { Inject, Injectable, Logger, type OnModuleDestroy } from '@nestjs/common';
-import { TaskAdminStore, type LogCursor, type TaskChange } from './task-admin.store';
+import { TaskAdminStore, type TaskChange } from './task-admin.store';
 import { ADMIN_CONFIG } from './tokens';
 
 /** How often the log is read for changes whose notice was lost (notices are hints). */

@@ -1,18 +1,7 @@
 import type { TaskStateName } from '@lib/a2a-protocol';
 import { traceIdOf } from '@lib/audit';
-import type { EventMetadata } from '@lib/event-store';
+import type { StoredTaskEvent } from '@lib/event-store';
 import { assertNever, TASK_EVENT_TYPES, type TaskEvent } from '@lib/task-domain';
-
-/** One event of a task stream as the log keeps it. */
-export interface StoredTaskEvent {
-  generation: number;
-  eventId: string;
-  type: string;
-  schemaVersion: number;
-  data: unknown;
-  metadata: EventMetadata;
-  recordedAt: Date;
-}
 
 /**
  * What an event says, in a few typed fields (never message or artifact content): the fields an event type
@@ -71,23 +60,21 @@ export interface TimelineEntry {
 const KNOWN: ReadonlySet<string> = new Set(TASK_EVENT_TYPES);
 
 /** The timeline entry of a stored event: its metadata spelled out, its data summarised. */
-export function timelineEntry(event: StoredTaskEvent): TimelineEntry {
-  const meta = event.metadata;
+export function timelineEntry(stored: StoredTaskEvent): TimelineEntry {
+  const { event, metadata: meta } = stored;
   const actor = meta.actor ? { kind: meta.actor.kind, id: meta.actor.id } : null;
   return {
-    generation: event.generation,
-    eventId: event.eventId,
+    generation: stored.generation,
+    eventId: stored.eventId,
     type: event.type,
-    schemaVersion: event.schemaVersion,
-    recordedAt: event.recordedAt.toISOString(),
+    schemaVersion: stored.schemaVersion,
+    recordedAt: stored.recordedAt.toISOString(),
     actor,
     principalId: actor?.kind === 'caller' ? actor.id : null,
     binding: meta.binding ?? null,
     traceId: traceIdOf(meta.traceparent),
     requestId: meta.correlationId ?? null,
-    summary: KNOWN.has(event.type)
-      ? summarize({ type: event.type, data: event.data } as TaskEvent)
-      : {},
+    summary: KNOWN.has(event.type) ? summarize(event) : {},
   };
 }
 

@@ -1,5 +1,6 @@
+import { taskEventOf, type StoredTaskEvent } from '@lib/event-store';
 import { describe, expect, it } from 'vitest';
-import { timelineEntry, type StoredTaskEvent } from './task-timeline';
+import { timelineEntry } from './task-timeline';
 
 const TRACE = '0af7651916cd43dd8448eb211c80319c';
 
@@ -7,9 +8,8 @@ function stored(type: string, data: unknown, metadata: object): StoredTaskEvent 
   return {
     generation: 3,
     eventId: 'e-3',
-    type,
+    event: taskEventOf({ event_type: type, schema_version: 1, data }),
     schemaVersion: 1,
-    data,
     metadata: metadata as StoredTaskEvent['metadata'],
     recordedAt: new Date('2026-12-07T10:00:00.123Z'),
   };

@@ -1,6 +1,6 @@
+import type { CommittedTaskEvent } from '@lib/event-store';
 import { contextOf, inSpan, SPANS, tracingEnabled } from '@lib/observability';
 import { SpanKind, trace, type Link } from '@opentelemetry/api';
-import type { LogRow } from './task-event-record';
 
 /**
  * Publishes one batch in the span `relay publish`. A batch holds events of many requests, so the span is
@@ -9,7 +9,7 @@ import type { LogRow } from './task-event-record';
  */
 export function inPublishSpan(
   topic: string,
-  rows: readonly LogRow[],
+  rows: readonly CommittedTaskEvent[],
   publish: () => Promise<void>,
 ): Promise<void> {
   if (!tracingEnabled()) {

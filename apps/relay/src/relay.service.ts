@@ -1,5 +1,5 @@
 import type { RelayConfig } from '@lib/config';
-import { NoticeListener, retryDelayMs } from '@lib/event-store';
+import { NoticeListener, retryDelayMs, TaskLog, type LogCursor } from '@lib/event-store';
 import { metrics } from '@lib/observability';
 import {
   Inject,
@@ -9,8 +9,8 @@ import {
   type OnApplicationBootstrap,
 } from '@nestjs/common';
 import { Client, type Pool } from 'pg';
-import { loadCheckpoint, readCommittedLog, saveCheckpoint, type LogCursor } from './log-reader';
 import { inPublishSpan } from './publish-span';
+import { loadCheckpoint, saveCheckpoint } from './relay-checkpoint';
 import { TaskEventPublisher } from './task-event-publisher';
 import { toTaskEventRecord } from './task-event-record';
 import { RELAY_CONFIG, RELAY_PG_POOL } from './tokens';
@@ -45,11 +45,14 @@ export class RelayService implements OnApplicationBootstrap, BeforeApplicationSh
   /** Why the last round failed, until a round reaches the broker again (readiness). */
   failure: string | null = null;
 
+  private readonly log: TaskLog;
+
   constructor(
-    @Inject(RELAY_PG_POOL) private readonly pool: Pool,
+    @Inject(RELAY_PG_POOL) pool: Pool,
     private readonly publisher: TaskEventPublisher,
     @Inject(RELAY_CONFIG) private readonly config: RelayConfig,
   ) {
+    this.log = new TaskLog(pool);
     this.notices = new NoticeListener(config.POSTGRES_URL, {
       applicationName: 'a2a-relay:listen',
       warn: (message) => this.logger.warn(message),
@@ -158,7 +161,7 @@ export class RelayService implements OnApplicationBootstrap, BeforeApplicationSh
 
   /** Publishes one batch; returns the new cursor (the same object when there was nothing to publish). */
   private async relayBatch(leader: Client, cursor: LogCursor): Promise<LogCursor> {
-    const rows = await readCommittedLog(this.pool, cursor, this.config.RELAY_BATCH_SIZE);
+    const rows = await this.log.committedAfter(cursor, this.config.RELAY_BATCH_SIZE);
     const [first] = rows;
     const last = rows[rows.length - 1];
     if (!first || !last) {

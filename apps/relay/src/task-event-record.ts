@@ -1,29 +1,12 @@
 import type { StreamResponse } from '@lib/a2a-protocol';
-import type { EventMetadata } from '@lib/event-store';
-import { toStreamResponse, type TaskEvent } from '@lib/task-domain';
+import type { CommittedTaskEvent, EventMetadata } from '@lib/event-store';
+import { toStreamResponse } from '@lib/task-domain';
 
 /** Version of the record value schema (docs/asyncapi.yaml); bumped only with a new topic or a new field set. */
 export const TASK_EVENT_RECORD_SCHEMA = 'a2a-platform.task-event';
 export const TASK_EVENT_RECORD_VERSION = 1;
 /** CloudEvents `source` of every record. */
 export const CLOUDEVENTS_SOURCE = 'a2a-platform';
-
-/** One row of the log as the relay reads it, with the task's agent and context (from its TaskSubmitted). */
-export interface LogRow {
-  eventId: string;
-  tenantId: string;
-  streamId: string;
-  streamVersion: number;
-  globalPosition: string;
-  transactionId: string;
-  eventType: string;
-  schemaVersion: number;
-  data: unknown;
-  metadata: EventMetadata;
-  recordedAt: string;
-  contextId: string | null;
-  agentId: string | null;
-}
 
 /** The JSON value of a record on the task-event topic (documented in docs/asyncapi.yaml). */
 export interface TaskEventRecordValue {
@@ -59,10 +42,10 @@ export function taskIdOf(streamId: string): string {
   return rest.join(':');
 }
 
-/** Maps one log row to its Kafka record: key = task id (per-task ordering), CloudEvents headers. */
-export function toTaskEventRecord(row: LogRow): TaskEventRecord {
+/** Maps one event of the log to its Kafka record: key = task id (per-task ordering), CloudEvents headers. */
+export function toTaskEventRecord(row: CommittedTaskEvent): TaskEventRecord {
   const taskId = taskIdOf(row.streamId);
-  const event = { type: row.eventType, data: row.data } as TaskEvent;
+  const { event } = row;
   const value: TaskEventRecordValue = {
     schema: TASK_EVENT_RECORD_SCHEMA,
     schemaVersion: TASK_EVENT_RECORD_VERSION,
@@ -73,11 +56,11 @@ export function toTaskEventRecord(row: LogRow): TaskEventRecord {
     contextId: row.contextId,
     generation: row.streamVersion,
     globalPosition: row.globalPosition,
-    type: row.eventType,
+    type: event.type,
     eventSchemaVersion: row.schemaVersion,
     occurredAt: row.recordedAt,
     actor: row.metadata.actor,
-    data: row.data,
+    data: event.data,
     streamResponse: row.contextId
       ? toStreamResponse(event, { taskId, contextId: row.contextId })
       : null,
@@ -85,7 +68,7 @@ export function toTaskEventRecord(row: LogRow): TaskEventRecord {
   const headers: Record<string, string> = {
     ce_specversion: '1.0',
     ce_id: row.eventId,
-    ce_type: `dev.a2a-platform.task.${row.eventType}.v${row.schemaVersion}`,
+    ce_type: `dev.a2a-platform.task.${event.type}.v${row.schemaVersion}`,
     ce_source: CLOUDEVENTS_SOURCE,
     ce_subject: taskId,
     ce_time: row.recordedAt,

@@ -1,16 +1,18 @@
+import type { CommittedTaskEvent } from '@lib/event-store';
 import { describe, expect, it } from 'vitest';
-import { taskIdOf, toTaskEventRecord, type LogRow } from './task-event-record';
+import { taskIdOf, toTaskEventRecord } from './task-event-record';
 
-const row: LogRow = {
+const status = { state: 'TASK_STATE_WORKING', timestamp: '2026-01-01T00:00:00.000Z' } as const;
+
+const row: CommittedTaskEvent = {
   eventId: '0190-e1',
   tenantId: 'acme',
   streamId: 'task:acme:t-1',
   streamVersion: 3,
   globalPosition: '42',
   transactionId: '900',
-  eventType: 'TaskStatusUpdated',
+  event: { type: 'TaskStatusUpdated', data: { status } },
   schemaVersion: 1,
-  data: { status: { state: 'TASK_STATE_WORKING', timestamp: '2026-01-01T00:00:00.000Z' } },
   metadata: {
     actor: { kind: 'agent-worker', id: 'w1' },
     traceparent: '00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01',
@@ -52,10 +54,7 @@ describe('task event records', () => {
         statusUpdate: {
           taskId: 't-1',
           contextId: 'c-1',
-          status: row.data && {
-            state: 'TASK_STATE_WORKING',
-            timestamp: '2026-01-01T00:00:00.000Z',
-          },
+          status,
         },
       },
     });
@@ -64,8 +63,10 @@ describe('task event records', () => {
   it('leave out traceparent when the event has none and streamResponse for internal events', () => {
     const record = toTaskEventRecord({
       ...row,
-      eventType: 'TaskLeaseGranted',
-      data: { leaseEpoch: 1, workerId: 'w', expiresAt: 'x', attempt: 1 },
+      event: {
+        type: 'TaskLeaseGranted',
+        data: { leaseEpoch: 1, workerId: 'w', expiresAt: 'x', attempt: 1 },
+      },
       metadata: { actor: { kind: 'system', id: 'r' } },
     });
     expect(record.headers).not.toHaveProperty('traceparent');

@@ -1,11 +1,10 @@
 import type { PlatformFeatures, TaskServiceConfig } from '@lib/config';
 import type { LeasePolicy } from '@lib/task-domain';
 import {
-  agentIdOf,
+  AgentStore,
   ConfigChanges,
-  credentialIdOf,
+  CredentialStore,
   hashSecret,
-  tenantIdOf,
   type AgentRef,
   type CredentialId,
 } from '@lib/tenancy';
@@ -29,8 +28,9 @@ const CREDENTIAL_CACHE_SIZE = 1_000;
 
 /**
  * Hosted agents' settings (dispatch policy, lease TTL, lease cap, input modes, message replies) and worker
- * credentials. A configuration change (ConfigChanges) re-reads the cached agents at once and forgets the
- * credentials, so a new definition or a revocation counts on this replica within a second.
+ * credentials, read through their stores (`AgentStore`, `CredentialStore`). A configuration change
+ * (ConfigChanges) re-reads the cached agents at once and forgets the credentials, so a new definition or a
+ * revocation counts on this replica within a second.
  */
 @Injectable()
 export class AgentDirectory {
@@ -45,12 +45,17 @@ export class AgentDirectory {
   >();
   private readonly capListeners = new Set<(agent: AgentRef) => void>();
 
+  private readonly agentStore: AgentStore;
+  private readonly credentialStore: CredentialStore;
+
   constructor(
-    @Inject(PG_POOL) private readonly pool: Pool,
+    @Inject(PG_POOL) pool: Pool,
     @Inject(TASK_SERVICE_CONFIG) private readonly config: TaskServiceConfig,
     @Inject(TASK_SERVICE_FEATURES) private readonly features: PlatformFeatures,
     changes: ConfigChanges,
   ) {
+    this.agentStore = new AgentStore(pool);
+    this.credentialStore = new CredentialStore(pool);
     changes.subscribe(() => {
       this.credentials.clear();
       void this.refresh();
@@ -109,32 +114,12 @@ export class AgentDirectory {
     if (cached && cached.until > Date.now()) {
       return cached.identity;
     }
-    const identity = await this.lookUpWorker(hash);
+    const identity = await this.credentialStore.findWorkerCredential(hash);
     if (this.credentials.size >= CREDENTIAL_CACHE_SIZE) {
       this.credentials.clear();
     }
     this.credentials.set(hash, { identity, until: Date.now() + CREDENTIAL_TTL_MS });
     return identity;
-  }
-
-  private async lookUpWorker(hash: string): Promise<WorkerIdentity | null> {
-    const result = await this.pool.query<{
-      tenant_id: string;
-      agent_id: string;
-      credential_id: string;
-    }>(
-      `SELECT tenant_id, agent_id, credential_id FROM ops.worker_credentials
-        WHERE secret_hash = $1 AND revoked_at IS NULL`,
-      [hash],
-    );
-    const row = result.rows[0];
-    return row
-      ? {
-          tenantId: tenantIdOf(row.tenant_id),
-          agentId: agentIdOf(row.agent_id),
-          credentialId: credentialIdOf(row.credential_id),
-        }
-      : null;
   }
 
   async leasePolicy(agent: AgentRef): Promise<LeasePolicy> {
@@ -158,38 +143,22 @@ export class AgentDirectory {
   }
 
   private async load(agent: AgentRef): Promise<AgentSettings> {
-    const result = await this.pool.query<{
-      on_lease_lost: 'redispatch' | 'fail';
-      max_attempts: number;
-      lease_ttl_ms: number | null;
-      max_concurrency: number | null;
-      profile: {
-        defaultInputModes?: string[];
-        skills?: { inputModes?: string[] }[];
-        messageReplies?: boolean;
-        pushNotifications?: boolean;
-      };
-    }>(
-      `SELECT on_lease_lost, max_attempts, lease_ttl_ms, max_concurrency, profile FROM ops.agents
-        WHERE tenant_id = $1 AND agent_id = $2`,
-      [agent.tenantId, agent.agentId],
-    );
-    const row = result.rows[0];
-    const settings: AgentSettings = row
+    const found = await this.agentStore.find(agent);
+    const settings: AgentSettings = found
       ? {
-          policy: { onLeaseLost: row.on_lease_lost, maxAttempts: row.max_attempts },
-          leaseTtlMs: row.lease_ttl_ms,
-          maxConcurrency: row.max_concurrency,
+          policy: { onLeaseLost: found.policy.onLeaseLost, maxAttempts: found.policy.maxAttempts },
+          leaseTtlMs: found.policy.leaseTtlMs,
+          maxConcurrency: found.policy.maxConcurrency,
           intake: {
             inputModes: [
               ...new Set([
-                ...(row.profile.defaultInputModes ?? []),
-                ...(row.profile.skills ?? []).flatMap((skill) => skill.inputModes ?? []),
+                ...(found.card.defaultInputModes ?? []),
+                ...(found.card.skills ?? []).flatMap((skill) => skill.inputModes ?? []),
               ]),
             ],
-            messageReplies: row.profile.messageReplies === true,
+            messageReplies: found.card.messageReplies === true,
             pushNotifications:
-              this.features.pushNotifications && row.profile.pushNotifications === true,
+              this.features.pushNotifications && found.card.pushNotifications === true,
           },
         }
       : {

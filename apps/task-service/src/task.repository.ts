@@ -1,5 +1,10 @@
 import type { AuditEntry } from '@lib/audit';
-import { ConcurrencyConflict, withTransaction, type EventMetadata } from '@lib/event-store';
+import {
+  ConcurrencyConflict,
+  TaskLog,
+  withTransaction,
+  type EventMetadata,
+} from '@lib/event-store';
 import { foldTask, type TaskAggregate, type TaskEvent } from '@lib/task-domain';
 import type { TaskRef } from '@lib/tenancy';
 import { Inject, Injectable } from '@nestjs/common';
@@ -27,12 +32,16 @@ const MAX_TRIES = 4;
 export class TaskRepository {
   /** The streams each open transaction of {@link transact} changed. */
   private readonly touched = new Map<PoolClient, TaskRef[]>();
+  private readonly log: TaskLog;
+
   constructor(
     @Inject(PG_POOL) private readonly pool: Pool,
     private readonly writer: TaskWriter,
     private readonly store: TaskStore,
     private readonly ids: IdGenerator,
-  ) {}
+  ) {
+    this.log = new TaskLog(pool);
+  }
 
   async execute(
     task: TaskRef,
@@ -85,16 +94,8 @@ export class TaskRepository {
    * The trace context of the task's latest message (its `TaskSubmitted` or `UserMessageAppended`): the
    * request the task's queued work is for. Dispatch continues that trace.
    */
-  async requestTrace(task: TaskRef, within?: PoolClient): Promise<string | undefined> {
-    const result = await (within ?? this.pool).query<{ traceparent: string | null }>({
-      name: 'task-repository.request-trace',
-      text: `SELECT metadata ->> 'traceparent' AS traceparent FROM events.messages
-              WHERE tenant_id = $1 AND stream_id = $2
-                AND event_type IN ('TaskSubmitted', 'UserMessageAppended')
-              ORDER BY stream_version DESC LIMIT 1`,
-      values: [task.tenantId, streamIdOf(task)],
-    });
-    return result.rows[0]?.traceparent ?? undefined;
+  requestTrace(task: TaskRef, within?: PoolClient): Promise<string | undefined> {
+    return this.log.requestTrace({ tenantId: task.tenantId, streamId: streamIdOf(task) }, within);
   }
 
   /** Same as {@link execute} inside the caller's transaction (no retry: the caller owns it). */

@@ -5,3 +5,4 @@ export * from './notice-listener';
 export * from './notices';
 export * from './postgres';
 export * from './retry-delay';
+export * from './task-log';

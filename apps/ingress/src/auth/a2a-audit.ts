@@ -5,9 +5,10 @@ import {
   PLATFORM_TENANT,
   traceIdOf,
   type AuditBinding,
+  type AuditEntry,
   type AuditOutcome,
 } from '@lib/audit';
-import type { AgentRef, CallContext } from '@lib/tenancy';
+import type { AgentRef, CallContext, TenantId } from '@lib/tenancy';
 import { Inject, Injectable, Logger, type OnModuleDestroy } from '@nestjs/common';
 import type { Pool } from 'pg';
 import { INGRESS_PG_POOL } from '../tokens';
@@ -77,22 +78,24 @@ export class A2aAudit implements OnModuleDestroy {
    * that strangers cannot create chains.
    */
   async refused(call: RefusedCall, ref: AgentRef, known: boolean, error: A2aError): Promise<void> {
-    await this.write({
-      tenantId: known ? ref.tenantId : PLATFORM_TENANT,
-      principalId: null,
-      credentialId: null,
-      sourceAddress: call.sourceAddress ?? null,
-      operation: 'a2a.authenticate',
-      binding: call.binding,
-      resource: `agent/${ref.tenantId}/${ref.agentId}`.slice(0, 300),
-      outcome: error.reason === 'UNAUTHENTICATED' ? 'unauthenticated' : 'denied',
-      reason: error.reason,
-      traceId: traceIdOf(call.traceparent),
-      occurredAt: new Date(),
-    });
+    const resource = `agent/${ref.tenantId}/${ref.agentId}`.slice(0, 300);
+    await this.write(refusal(call, known ? ref.tenantId : PLATFORM_TENANT, resource, error));
   }
 
-  private async write(entry: Parameters<AuditWriter['record']>[0]): Promise<void> {
+  /**
+   * Records a key refused by the agent directory (`GET /a2a/agents`, which names no tenant): in the chain of
+   * the key's tenant when it is the key of one (expired, or of a tenant that is not active), else the
+   * platform's.
+   */
+  async refusedDirectory(
+    call: RefusedCall,
+    tenantId: TenantId | null,
+    error: A2aError,
+  ): Promise<void> {
+    await this.write(refusal(call, tenantId ?? PLATFORM_TENANT, 'agent-directory', error));
+  }
+
+  private async write(entry: AuditEntry): Promise<void> {
     await this.writer.record(entry).catch((error: unknown) => {
       // The operation happened (or failed) already; a lost record is reported, not turned into an error.
       this.logger.error(`audit record of ${entry.operation} not written: ${String(error)}`);
@@ -102,6 +105,28 @@ export class A2aAudit implements OnModuleDestroy {
   async onModuleDestroy(): Promise<void> {
     await this.writer.close();
   }
+}
+
+/** The record of a refused authentication (UNAUTHENTICATED) or a refused tenant (PERMISSION_DENIED). */
+function refusal(
+  call: RefusedCall,
+  tenantId: string,
+  resource: string,
+  error: A2aError,
+): AuditEntry {
+  return {
+    tenantId,
+    principalId: null,
+    credentialId: null,
+    sourceAddress: call.sourceAddress ?? null,
+    operation: 'a2a.authenticate',
+    binding: call.binding,
+    resource,
+    outcome: error.reason === 'UNAUTHENTICATED' ? 'unauthenticated' : 'denied',
+    reason: error.reason,
+    traceId: traceIdOf(call.traceparent),
+    occurredAt: new Date(),
+  };
 }
 
 /** The task the call acted on: from the request, else from the result (a new task's id). */

@@ -1,7 +1,14 @@
 import type { AgentExtension, AgentSkill } from '@lib/a2a-protocol';
 import type { IngressConfig, PlatformFeatures } from '@lib/config';
 import { isTransientDatabaseError } from '@lib/event-store';
-import { ConfigChanges, type AgentId, type AgentRef, type TenantId } from '@lib/tenancy';
+import {
+  AgentStore,
+  ConfigChanges,
+  type AgentId,
+  type AgentRef,
+  type ServedAgentRecord,
+  type TenantId,
+} from '@lib/tenancy';
 import { Inject, Injectable } from '@nestjs/common';
 import type { Pool } from 'pg';
 import { routingTenant } from '../gateway/agent-route';
@@ -58,12 +65,15 @@ export class AgentRegistry {
 
   private readonly anonymous: ReadonlySet<string>;
 
+  private readonly store: AgentStore;
+
   constructor(
-    @Inject(INGRESS_PG_POOL) private readonly pool: Pool,
+    @Inject(INGRESS_PG_POOL) pool: Pool,
     @Inject(INGRESS_CONFIG) config: IngressConfig,
     @Inject(INGRESS_FEATURES) private readonly features: PlatformFeatures,
     changes: ConfigChanges,
   ) {
+    this.store = new AgentStore(pool);
     this.anonymous = new Set(config.ANONYMOUS_AGENTS);
     changes.subscribe(() => this.cache.clear());
   }
@@ -80,48 +90,31 @@ export class AgentRegistry {
     if (cached && cached.until > Date.now()) {
       return cached.agent;
     }
-    const result = await this.pool
-      .query<{
-        profile: AgentProfile;
-        status: string;
-        oidc: boolean;
-        requests_per_second: number | null;
-        max_active_tasks: number | null;
-      }>({
-        name: 'agents.find',
-        text: `SELECT a.profile, t.status, t.requests_per_second, t.max_active_tasks,
-                      EXISTS (SELECT 1 FROM ops.oidc_issuers i WHERE i.tenant_id = a.tenant_id) AS oidc
-                 FROM ops.agents a JOIN ops.tenants t ON t.tenant_id = a.tenant_id
-                WHERE a.tenant_id = $1 AND a.agent_id = $2`,
-        values: [tenantId, agentId],
-      })
-      .catch((error: unknown) => {
-        if (cached && isTransientDatabaseError(error)) {
-          return null;
-        }
-        throw error;
-      });
-    if (!result) {
-      return cached?.agent ?? null;
+    let served: ServedAgentRecord | null;
+    try {
+      served = await this.store.findServed(ref);
+    } catch (error) {
+      if (cached && isTransientDatabaseError(error)) {
+        return cached.agent;
+      }
+      throw error;
     }
-    const row = result.rows[0];
-    const agent = row
-      ? {
-          tenantId,
-          agentId,
-          profile: this.features.pushNotifications
-            ? row.profile
-            : { ...row.profile, pushNotifications: false },
-          tenantStatus: row.status,
-          acceptsBearer: row.oidc,
-          quotas: {
-            requestsPerSecond: row.requests_per_second,
-            maxActiveTasks: row.max_active_tasks,
-          },
-          anonymousAccess: this.isAnonymous(ref),
-        }
-      : null;
+    const agent = served ? this.hosted(ref, served) : null;
     this.cache.set(key, { agent, until: Date.now() + CACHE_TTL_MS });
     return agent;
+  }
+
+  private hosted(ref: AgentRef, served: ServedAgentRecord): HostedAgent {
+    // Read from jsonb: an extension's params are JSON values, which the definition's schema calls unknown.
+    const profile = served.card as AgentProfile;
+    return {
+      tenantId: ref.tenantId,
+      agentId: ref.agentId,
+      profile: this.features.pushNotifications ? profile : { ...profile, pushNotifications: false },
+      tenantStatus: served.tenantStatus,
+      acceptsBearer: served.trustsIssuers,
+      quotas: served.quotas,
+      anonymousAccess: this.isAnonymous(ref),
+    };
   }
 }

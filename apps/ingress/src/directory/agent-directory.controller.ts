@@ -1,8 +1,9 @@
-import { hashSecret } from '@lib/tenancy';
+import { AgentStore } from '@lib/tenancy';
 import { Controller, Get, Inject, Req, Res } from '@nestjs/common';
 import type { Request, Response } from 'express';
 import type { Pool } from 'pg';
-import { API_KEY_HEADER } from '../auth/api-key.authenticator';
+import { A2aAudit } from '../auth/a2a-audit';
+import { API_KEY_HEADER, ApiKeyAuthenticator } from '../auth/api-key.authenticator';
 import { PublicOrigins } from '../cards/agent-cards';
 import { writeJson } from '../http/write-json';
 import { INGRESS_PG_POOL } from '../tokens';
@@ -23,57 +24,52 @@ const UNAUTHENTICATED = {
 
 /**
  * `GET /a2a/agents`: the agents of the caller's own tenant, for a client (the console's playground) that holds
- * an API key and no agent URL yet. The key names its tenant; a key of no active tenant, revoked or expired,
- * gets 401, so nothing is revealed to a stranger. Read-only, no scope needed: the same cards are public.
+ * an API key and no agent URL yet. The key names its tenant and is checked by the A2A routes' authenticator; a
+ * key of no active tenant, revoked or expired, gets 401, so nothing is revealed to a stranger, and the refusal
+ * is audited as the A2A routes' are. Read-only, no scope needed: the same cards are public.
  */
 @Controller()
 export class AgentDirectoryController {
+  private readonly agents: AgentStore;
+
   constructor(
-    @Inject(INGRESS_PG_POOL) private readonly pool: Pool,
+    @Inject(INGRESS_PG_POOL) pool: Pool,
+    private readonly auth: ApiKeyAuthenticator,
+    private readonly audit: A2aAudit,
     private readonly origins: PublicOrigins,
-  ) {}
+  ) {
+    this.agents = new AgentStore(pool);
+  }
 
   @Get('a2a/agents')
   async list(@Req() req: Request, @Res() res: Response): Promise<void> {
-    const apiKey = req.header(API_KEY_HEADER);
-    const tenants = apiKey ? await this.tenantsOf(apiKey) : [];
-    if (tenants.length === 0) {
+    const authentication = await this.auth.authenticateAnywhere(req.header(API_KEY_HEADER));
+    if ('refusal' in authentication) {
+      await this.audit.refusedDirectory(
+        {
+          binding: 'HTTP+JSON',
+          sourceAddress: req.socket.remoteAddress,
+          traceparent: req.header('traceparent'),
+        },
+        authentication.tenantId,
+        authentication.refusal,
+      );
       writeJson(res, 401, { 'Cache-Control': 'no-store' }, UNAUTHENTICATED);
       return;
     }
     const { baseUrl } = this.origins.resolve({ protocol: req.protocol, host: req.get('host') });
-    const result = await this.pool.query<{
-      tenant_id: string;
-      agent_id: string;
-      name: unknown;
-      description: unknown;
-    }>({
-      name: 'agents.directory',
-      text: `SELECT tenant_id, agent_id, profile->'name' AS name, profile->'description' AS description
-               FROM ops.agents WHERE tenant_id = ANY($1::text[]) ORDER BY tenant_id, agent_id`,
-      values: [tenants],
-    });
-    const agents: DirectoryEntry[] = result.rows.map((row) => ({
-      tenant: row.tenant_id,
-      agent: row.agent_id,
-      name: typeof row.name === 'string' ? row.name : row.agent_id,
-      description: typeof row.description === 'string' ? row.description : '',
-      cardUrl: `${baseUrl}/agents/${encodeURIComponent(row.tenant_id)}/${encodeURIComponent(
-        row.agent_id,
+    const hosted = await Promise.all(
+      authentication.identities.map((identity) => this.agents.list(identity.tenantId)),
+    );
+    const agents: DirectoryEntry[] = hosted.flat().map(({ tenantId, agentId, card }) => ({
+      tenant: tenantId,
+      agent: agentId,
+      name: typeof card.name === 'string' ? card.name : agentId,
+      description: typeof card.description === 'string' ? card.description : '',
+      cardUrl: `${baseUrl}/agents/${encodeURIComponent(tenantId)}/${encodeURIComponent(
+        agentId,
       )}/.well-known/agent-card.json`,
     }));
     writeJson(res, 200, { 'Cache-Control': 'no-store' }, { agents });
-  }
-
-  /** The active tenants the key is a live key of (one, unless the same secret was registered twice). */
-  private async tenantsOf(apiKey: string): Promise<string[]> {
-    const result = await this.pool.query<{ tenant_id: string }>({
-      name: 'api-keys.tenants',
-      text: `SELECT k.tenant_id FROM ops.api_keys k JOIN ops.tenants t ON t.tenant_id = k.tenant_id
-              WHERE k.key_hash = $1 AND k.revoked_at IS NULL
-                AND (k.expires_at IS NULL OR k.expires_at > now()) AND t.status = 'active'`,
-      values: [hashSecret(apiKey)],
-    });
-    return result.rows.map((row) => row.tenant_id);
   }
 }

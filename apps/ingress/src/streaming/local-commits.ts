@@ -1,8 +1,8 @@
+import type { VersionedTaskEvent } from '@lib/event-store';
 import type { TaskRef } from '@lib/tenancy';
-import type { LogEvent } from './task-log';
 
 /** Told the events of one task change committed in this process, in generation order. */
-export type LocalCommitListener = (task: TaskRef, events: readonly LogEvent[]) => void;
+export type LocalCommitListener = (task: TaskRef, events: readonly VersionedTaskEvent[]) => void;
 
 /**
  * Task changes committed by a task-service running in this process (the standalone): the feed hands their

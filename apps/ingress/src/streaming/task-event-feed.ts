@@ -1,5 +1,5 @@
 import { isInterruptedState, isTerminalState, type StreamResponse } from '@lib/a2a-protocol';
-import { NoticeListener } from '@lib/event-store';
+import { NoticeListener, TaskLog, type StreamRef, type VersionedTaskEvent } from '@lib/event-store';
 import { taskStreamId, toStreamResponse } from '@lib/task-domain';
 import { taskIdOf, tenantIdOf, type TaskRef } from '@lib/tenancy';
 import {
@@ -13,7 +13,6 @@ import {
 import type { Pool } from 'pg';
 import { INGRESS_CONFIG, INGRESS_PG_POOL, type IngressModuleConfig } from '../tokens';
 import { LocalCommits } from './local-commits';
-import { TaskLogReader, type LogEvent, type WatchedStream } from './task-log';
 
 /** A task a subscription follows, with the context id its stream responses carry (spec digest §4.2). */
 export interface FollowedTask extends TaskRef {
@@ -38,7 +37,7 @@ const READ_FAILURE_GRACE_MS = 3_000;
 
 /** What every task channel of one feed shares. */
 interface FeedContext {
-  readonly log: TaskLogReader;
+  readonly log: TaskLog;
   readonly maxPending: number;
   readonly stallMs: number;
 }
@@ -69,7 +68,7 @@ export class TaskEventFeed implements OnModuleInit, OnModuleDestroy {
     @Optional() private readonly local?: LocalCommits,
   ) {
     this.context = {
-      log: new TaskLogReader(pool),
+      log: new TaskLog(pool),
       maxPending: config.STREAM_MAX_PENDING_EVENTS,
       stallMs: config.STREAM_STALL_MS,
     };
@@ -221,7 +220,7 @@ class TaskChannel {
   private readonly live = new Set<TaskSubscription>();
   /** Catching-up subscriptions whose last read failed: they read again on the next wake-up or poll. */
   private readonly stalled = new Set<TaskSubscription>();
-  readonly streamId: string;
+  readonly stream: StreamRef;
   /** The highest version a notice or the poll has named (reads happen only while someone is live). */
   private known = 0;
   private reading = false;
@@ -238,7 +237,7 @@ class TaskChannel {
     private readonly onEmpty: () => void,
   ) {
     this.position = position;
-    this.streamId = taskStreamId(task.tenantId, task.taskId);
+    this.stream = { tenantId: task.tenantId, streamId: taskStreamId(task.tenantId, task.taskId) };
   }
 
   get size(): number {
@@ -250,8 +249,8 @@ class TaskChannel {
     return this.live.size > 0;
   }
 
-  watched(): WatchedStream {
-    return { tenantId: this.task.tenantId, streamId: this.streamId, position: this.position };
+  watched(): StreamRef & { position: number } {
+    return { ...this.stream, position: this.position };
   }
 
   /** `current`: `after` is known to be the stream's newest generation (no read needed at the start). */
@@ -322,7 +321,7 @@ class TaskChannel {
    * Events committed in this process, in order: delivered as a read would deliver them when they continue
    * where the channel is; after a gap (a change made elsewhere, not yet read) they only wake a read.
    */
-  committed(events: readonly LogEvent[]): void {
+  committed(events: readonly VersionedTaskEvent[]): void {
     const first = events[0];
     const last = events[events.length - 1];
     if (!first || !last || this.closed || this.live.size === 0) {
@@ -375,12 +374,7 @@ class TaskChannel {
     try {
       for (;;) {
         this.wanted = 0;
-        const events = await this.context.log.eventsAfter(
-          this.task.tenantId,
-          this.streamId,
-          this.position,
-          READ_BATCH,
-        );
+        const events = await this.context.log.eventsAfter(this.stream, this.position, READ_BATCH);
         this.failingSince = null;
         if (this.closed) {
           return;
@@ -399,7 +393,7 @@ class TaskChannel {
     }
   }
 
-  private deliver(events: readonly LogEvent[]): void {
+  private deliver(events: readonly VersionedTaskEvent[]): void {
     for (const stored of events) {
       if (stored.version <= this.position) {
         continue;
@@ -533,8 +527,7 @@ export class TaskSubscription {
     try {
       for (;;) {
         const events = await channel.context.log.eventsAfter(
-          channel.task.tenantId,
-          channel.streamId,
+          channel.stream,
           this.cursor,
           READ_BATCH,
         );

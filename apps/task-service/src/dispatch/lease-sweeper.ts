@@ -2,7 +2,6 @@ import type { TaskServiceConfig } from '@lib/config';
 import { isTransientDatabaseError } from '@lib/event-store';
 import { metrics } from '@lib/observability';
 import { decide, type TaskCommand } from '@lib/task-domain';
-import { agentIdOf, taskIdOf, tenantIdOf } from '@lib/tenancy';
 import {
   Inject,
   Injectable,
@@ -14,13 +13,14 @@ import { randomUUID } from 'node:crypto';
 import { AgentDirectory } from '../agent-directory';
 import { TaskRepository } from '../task.repository';
 import { TASK_SERVICE_CONFIG } from '../tokens';
+import { WorkQueue } from './work-queue';
 
 const BATCH = 100;
 
 /**
  * Ends leases whose worker stopped heart-beating (re-dispatch or fail, per the agent's policy) and cancels
- * tasks whose worker did not confirm a cancel before the deadline. Runs on every replica; rows are taken
- * with `FOR UPDATE SKIP LOCKED`, and each decision re-checks the lease epoch, so replicas never double up.
+ * tasks whose worker did not confirm a cancel before the deadline. Runs on every replica; work rows are
+ * locked through the {@link WorkQueue} with `FOR UPDATE SKIP LOCKED`, and each decision re-checks the lease epoch, so replicas never double up.
  *
  * After the database was unreachable, no lease is expired for one lease TTL: heartbeats could not renew
  * leases meanwhile, so an overdue lease then says nothing about its worker. Live workers renew theirs within
@@ -38,6 +38,7 @@ export class LeaseSweeper implements OnApplicationBootstrap, OnModuleDestroy {
 
   constructor(
     private readonly tasks: TaskRepository,
+    private readonly work: WorkQueue,
     private readonly agents: AgentDirectory,
     @Inject(TASK_SERVICE_CONFIG) private readonly config: TaskServiceConfig,
   ) {}
@@ -107,31 +108,23 @@ export class LeaseSweeper implements OnApplicationBootstrap, OnModuleDestroy {
   /** Expires one overdue lease; null when none is left. */
   private async expireOne(): Promise<number | null> {
     return this.tasks.transact(async (client) => {
-      const due = await client.query<{
-        tenant_id: string;
-        task_id: string;
-        agent_id: string;
-        lease_epoch: string;
-      }>(
-        `SELECT tenant_id, task_id, agent_id, lease_epoch FROM ops.task_work
-          WHERE status = 'leased' AND lease_expires_at < now()
-          ORDER BY lease_expires_at LIMIT 1 FOR UPDATE SKIP LOCKED`,
-      );
-      const row = due.rows[0];
-      if (!row) {
+      const due = await this.work.lockOverdueLease(client);
+      if (!due) {
         return null;
       }
-      const tenantId = tenantIdOf(row.tenant_id);
       const command: TaskCommand = {
         type: 'ExpireLease',
-        leaseEpoch: Number(row.lease_epoch),
-        policy: await this.agents.leasePolicy({ tenantId, agentId: agentIdOf(row.agent_id) }),
+        leaseEpoch: due.leaseEpoch,
+        policy: await this.agents.leasePolicy({
+          tenantId: due.task.tenantId,
+          agentId: due.agentId,
+        }),
         messageId: randomUUID(),
         now: new Date(),
       };
       const { events } = await this.tasks.executeIn(
         client,
-        { tenantId, taskId: taskIdOf(row.task_id) },
+        due.task,
         (state) => decide(command, state),
         { actor: { kind: 'system', id: this.config.REPLICA_ID }, binding: 'lease-sweeper' },
       );
@@ -146,18 +139,14 @@ export class LeaseSweeper implements OnApplicationBootstrap, OnModuleDestroy {
 
   private async enforceOneCancel(): Promise<number | null> {
     return this.tasks.transact(async (client) => {
-      const due = await client.query<{ tenant_id: string; task_id: string }>(
-        `SELECT tenant_id, task_id FROM ops.task_work
-          WHERE cancel_deadline < now() ORDER BY cancel_deadline LIMIT 1 FOR UPDATE SKIP LOCKED`,
-      );
-      const row = due.rows[0];
-      if (!row) {
+      const task = await this.work.lockOverdueCancel(client);
+      if (!task) {
         return null;
       }
       const command: TaskCommand = { type: 'EnforceCancelDeadline', now: new Date() };
       const { events } = await this.tasks.executeIn(
         client,
-        { tenantId: tenantIdOf(row.tenant_id), taskId: taskIdOf(row.task_id) },
+        task,
         (state) => decide(command, state),
         { actor: { kind: 'system', id: this.config.REPLICA_ID }, binding: 'lease-sweeper' },
       );

@@ -1,14 +1,22 @@
 import type { workerPb } from '@lib/a2a-protocol';
 import { NOTICE_CHANNEL, type Notice } from '@lib/event-store';
-import { taskIdOf, type AgentRef, type TaskId } from '@lib/tenancy';
+import {
+  agentIdOf,
+  taskIdOf,
+  tenantIdOf,
+  type AgentId,
+  type AgentRef,
+  type TaskId,
+  type TaskRef,
+} from '@lib/tenancy';
 import { Inject, Injectable } from '@nestjs/common';
 import type { Pool, PoolClient } from 'pg';
 import { PG_POOL } from '../tokens';
 
 /**
- * `ops.task_work`, the queue of work for agent workers, as the dispatcher and the WorkerService binding use it. Rows
- * are written with the task's events (the writer's batch); here they are only found, counted and their leases
- * renewed.
+ * `ops.task_work`, the queue of work for agent workers, as the dispatcher, the WorkerService binding and the lease
+ * sweeper use it (the task-service reads it only here). Rows are written with the task's events (the writer's
+ * batch); here they are only found, counted, locked for a sweep and their leases renewed.
  */
 @Injectable()
 export class WorkQueue {
@@ -59,6 +67,46 @@ export class WorkQueue {
     });
     const row = result.rows[0];
     return { leased: row?.leased ?? 0, queued: (row?.queued ?? []).map(taskIdOf) };
+  }
+
+  /**
+   * Locks the lease that has been overdue longest for the rest of `client`'s transaction, skipping rows other
+   * replicas' sweepers hold; null when no lease is overdue (or all are taken).
+   */
+  async lockOverdueLease(
+    client: PoolClient,
+  ): Promise<{ task: TaskRef; agentId: AgentId; leaseEpoch: number } | null> {
+    const result = await client.query<{
+      tenant_id: string;
+      task_id: string;
+      agent_id: string;
+      lease_epoch: string;
+    }>(
+      `SELECT tenant_id, task_id, agent_id, lease_epoch FROM ops.task_work
+        WHERE status = 'leased' AND lease_expires_at < now()
+        ORDER BY lease_expires_at LIMIT 1 FOR UPDATE SKIP LOCKED`,
+    );
+    const row = result.rows[0];
+    return row
+      ? {
+          task: { tenantId: tenantIdOf(row.tenant_id), taskId: taskIdOf(row.task_id) },
+          agentId: agentIdOf(row.agent_id),
+          leaseEpoch: Number(row.lease_epoch),
+        }
+      : null;
+  }
+
+  /**
+   * Locks, like {@link lockOverdueLease}, the task whose cancel deadline passed longest ago; null when none
+   * did.
+   */
+  async lockOverdueCancel(client: PoolClient): Promise<TaskRef | null> {
+    const result = await client.query<{ tenant_id: string; task_id: string }>(
+      `SELECT tenant_id, task_id FROM ops.task_work
+        WHERE cancel_deadline < now() ORDER BY cancel_deadline LIMIT 1 FOR UPDATE SKIP LOCKED`,
+    );
+    const row = result.rows[0];
+    return row ? { tenantId: tenantIdOf(row.tenant_id), taskId: taskIdOf(row.task_id) } : null;
   }
 
   /** Wakes the dispatchers of every replica hosting a worker of the agent (a `work` notice). */

@@ -1,5 +1,5 @@
-import { readStream, withTransaction } from '@lib/event-store';
-import { foldTask, TASK_STREAM_CATEGORY, type TaskEvent } from '@lib/task-domain';
+import { TaskLog, withTransaction } from '@lib/event-store';
+import { foldTask, TASK_STREAM_CATEGORY } from '@lib/task-domain';
 import { tenantIdOf } from '@lib/tenancy';
 import type { Pool } from 'pg';
 import { upsertTaskView } from './task-view.projection';
@@ -29,18 +29,15 @@ export async function rebuildTaskView(
       await client.query(`DROP TABLE IF EXISTS ${REBUILD_TABLE}`);
       await client.query(`CREATE TABLE ${REBUILD_TABLE} (LIKE read.task_view INCLUDING ALL)`);
     }
-    const streams = await client.query<{ tenant_id: string; stream_id: string }>(
-      `SELECT tenant_id, stream_id FROM events.streams WHERE stream_id LIKE $1 ORDER BY tenant_id, stream_id`,
-      [`${TASK_STREAM_CATEGORY}:%`],
-    );
+    const log = new TaskLog(client);
+    const streams = await log.streamsOf(TASK_STREAM_CATEGORY);
     let events = 0;
-    for (const row of streams.rows) {
-      const tenantId = tenantIdOf(row.tenant_id);
-      const stream = await readStream<TaskEvent>(client, tenantId, row.stream_id);
-      events += stream.length;
-      await upsertTaskView(client, tenantId, foldTask(stream.map((e) => e.event)), table);
+    for (const stream of streams) {
+      const history = (await log.histories([stream])).get(stream.streamId)?.events ?? [];
+      events += history.length;
+      await upsertTaskView(client, tenantIdOf(stream.tenantId), foldTask(history), table);
     }
-    return { streams: streams.rowCount ?? 0, events };
+    return { streams: streams.length, events };
   });
 }
 

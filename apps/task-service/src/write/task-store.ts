@@ -1,5 +1,11 @@
 import type { SealedAuditEntry } from '@lib/audit';
-import { NOTICE_CHANNEL, withTransaction, type EventMetadata } from '@lib/event-store';
+import {
+  NOTICE_CHANNEL,
+  TaskLog,
+  withTransaction,
+  type EventMetadata,
+  type TaskStreamHistory,
+} from '@lib/event-store';
 import {
   shownAsTask,
   TASK_EVENT_SCHEMA_VERSION,
@@ -21,12 +27,6 @@ import { noticesFor } from '../notices';
 import { taskViewRow } from '../projections/task-view.projection';
 import { PG_POOL } from '../tokens';
 import type { TaskBatch, TaskBatchAudit } from './task-batch';
-
-/** One task stream's history as the writer needs it: its events and the idempotency keys they carry. */
-export interface StreamHistory {
-  events: TaskEvent[];
-  idempotencyKeys: string[];
-}
 
 /**
  * A SendMessage's claim on its (tenant, agent, caller, messageId, digest): the same message sent again is a
@@ -116,7 +116,7 @@ export abstract class TaskStore {
   abstract readStreams(
     streams: readonly { tenantId: TenantId; streamId: string }[],
     within?: PoolClient,
-  ): Promise<Map<string, StreamHistory>>;
+  ): Promise<Map<string, TaskStreamHistory>>;
 
   /**
    * Appends every change whose stream is still at its expected version and whose messageId claim (if any) is
@@ -136,41 +136,18 @@ export abstract class TaskStore {
 @Injectable()
 export class PostgresTaskStore extends TaskStore {
   private readonly logger = new Logger(PostgresTaskStore.name);
+  private readonly log: TaskLog;
 
   constructor(@Inject(PG_POOL) private readonly pool: Pool) {
     super();
+    this.log = new TaskLog(pool);
   }
 
-  async readStreams(
+  readStreams(
     streams: readonly { tenantId: TenantId; streamId: string }[],
     within?: PoolClient,
-  ): Promise<Map<string, StreamHistory>> {
-    const result = await (within ?? this.pool).query<{
-      stream_id: string;
-      event_type: TaskEvent['type'];
-      data: TaskEvent['data'];
-      idempotency_key: string | null;
-    }>({
-      name: 'task-store.read-streams',
-      text: `SELECT m.stream_id, m.event_type, m.data, m.metadata ->> 'idempotencyKey' AS idempotency_key
-               FROM unnest($1::text[], $2::text[]) AS s(tenant_id, stream_id)
-               JOIN events.messages m ON m.tenant_id = s.tenant_id AND m.stream_id = s.stream_id
-              ORDER BY m.stream_id, m.stream_version`,
-      values: [streams.map((s) => s.tenantId), streams.map((s) => s.streamId)],
-    });
-    const histories = new Map<string, StreamHistory>();
-    for (const row of result.rows) {
-      let history = histories.get(row.stream_id);
-      if (!history) {
-        history = { events: [], idempotencyKeys: [] };
-        histories.set(row.stream_id, history);
-      }
-      history.events.push({ type: row.event_type, data: row.data } as TaskEvent);
-      if (row.idempotency_key) {
-        history.idempotencyKeys.push(row.idempotency_key);
-      }
-    }
-    return histories;
+  ): Promise<Map<string, TaskStreamHistory>> {
+    return this.log.histories(streams, within);
   }
 
   /**

@@ -1,3 +1,4 @@
+import type { TaskStreamHistory } from '@lib/event-store';
 import type { PresentTask, TaskEvent } from '@lib/task-domain';
 import type { TaskId, TenantId } from '@lib/tenancy';
 import {
@@ -5,7 +6,6 @@ import {
   type ChangeRefusal,
   type MessageIdClaim,
   type StreamChange,
-  type StreamHistory,
 } from '../../src/write/task-store';
 
 interface StoredStream {
@@ -37,9 +37,9 @@ export class InMemoryTaskStore extends TaskStore {
 
   readStreams(
     streams: readonly { tenantId: TenantId; streamId: string }[],
-  ): Promise<Map<string, StreamHistory>> {
+  ): Promise<Map<string, TaskStreamHistory>> {
     this.reads += 1;
-    const found = new Map<string, StreamHistory>();
+    const found = new Map<string, TaskStreamHistory>();
     for (const { streamId } of streams) {
       const stream = this.streams.get(streamId);
       if (stream) {

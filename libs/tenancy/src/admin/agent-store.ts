@@ -17,6 +17,17 @@ export interface AgentRecord extends AgentDefinition {
   updatedAt: string;
 }
 
+/** A hosted agent as the ingress serves it: its card, and what of its tenant every call checks. */
+export interface ServedAgentRecord {
+  card: AgentCardDefinition;
+  /** `active`, or `suspended` / `deleting`: the tenant's calls are then refused. */
+  tenantStatus: string;
+  /** The tenant's own quotas; null: the platform's defaults. */
+  quotas: { requestsPerSecond: number | null; maxActiveTasks: number | null };
+  /** The tenant trusts OIDC issuers (bearer tokens authenticate too). */
+  trustsIssuers: boolean;
+}
+
 interface AgentRow {
   tenant_id: string;
   agent_id: string;
@@ -106,15 +117,51 @@ export class AgentStore {
   }
 
   async get(ref: AgentRef): Promise<AgentRecord> {
+    const agent = await this.find(ref);
+    if (!agent) {
+      throw new NotFound(`no agent ${ref.agentId} in tenant ${ref.tenantId}`);
+    }
+    return agent;
+  }
+
+  /** The agent, or null when the tenant hosts no agent of that id. */
+  async find(ref: AgentRef): Promise<AgentRecord | null> {
     const result = await this.pool.query<AgentRow>(
       `SELECT ${COLUMNS}, ${IMPORTED} FROM ops.agents a WHERE tenant_id = $1 AND agent_id = $2`,
       [ref.tenantId, ref.agentId],
     );
     const row = result.rows[0];
-    if (!row) {
-      throw new NotFound(`no agent ${ref.agentId} in tenant ${ref.tenantId}`);
-    }
-    return agentOf(row);
+    return row ? agentOf(row) : null;
+  }
+
+  /** The agent as the ingress serves it, with its tenant's status and quotas (one query); null: none. */
+  async findServed(ref: AgentRef): Promise<ServedAgentRecord | null> {
+    const result = await this.pool.query<{
+      profile: AgentCardDefinition;
+      status: string;
+      oidc: boolean;
+      requests_per_second: number | null;
+      max_active_tasks: number | null;
+    }>({
+      name: 'agents.find',
+      text: `SELECT a.profile, t.status, t.requests_per_second, t.max_active_tasks,
+                    EXISTS (SELECT 1 FROM ops.oidc_issuers i WHERE i.tenant_id = a.tenant_id) AS oidc
+               FROM ops.agents a JOIN ops.tenants t ON t.tenant_id = a.tenant_id
+              WHERE a.tenant_id = $1 AND a.agent_id = $2`,
+      values: [ref.tenantId, ref.agentId],
+    });
+    const row = result.rows[0];
+    return row
+      ? {
+          card: row.profile,
+          tenantStatus: row.status,
+          quotas: {
+            requestsPerSecond: row.requests_per_second,
+            maxActiveTasks: row.max_active_tasks,
+          },
+          trustsIssuers: row.oidc,
+        }
+      : null;
   }
 
   /**

@@ -62,6 +62,28 @@ export interface ApiKeyRecord {
   revokedAt: string | null;
 }
 
+/**
+ * An unrevoked API key as authentication reads it (by the hash of its secret): whom it names, what it allows,
+ * until when, and whether its tenant is active.
+ */
+export interface ApiKeyGrant {
+  tenantId: TenantId;
+  keyId: CredentialId;
+  principalId: PrincipalId;
+  scopes: string[];
+  expiresAt: Date | null;
+  /** `active`, or `suspended` / `deleting`: the key then opens nothing. */
+  tenantStatus: string;
+}
+
+/** Who an admin credential (an admin key, or a tenant API key with `tenant:admin`) names. */
+export interface AdminGrant {
+  principalId: PrincipalId;
+  credentialId: CredentialId;
+  /** The tenant of a tenant API key; null for an admin key (platform-wide). */
+  tenantId: TenantId | null;
+}
+
 /** A platform-admin key (scope `platform:admin`). */
 export interface AdminKeyRecord {
   keyId: CredentialId;
@@ -115,6 +137,15 @@ interface ApiKeyRow {
   revoked_at: Date | null;
 }
 
+interface GrantRow {
+  tenant_id: string;
+  key_id: string;
+  principal_id: string;
+  scopes: string[];
+  expires_at: Date | null;
+  status: string;
+}
+
 interface WorkerRow {
   credential_id: string;
   tenant_id: string;
@@ -139,9 +170,10 @@ const KEY_COLUMNS =
 const WORKER_COLUMNS = 'credential_id, tenant_id, agent_id, label, created_at, revoked_at';
 
 /**
- * `ops.api_keys` and `ops.worker_credentials`: credentials are stored as hashes of their secrets, identified
- * by an id that is also the secret's public prefix, and revoked (never deleted) so listings and audit keep
- * naming them. A revocation is effective on every replica within a second (ConfigChanges).
+ * `ops.api_keys`, `ops.admin_keys` and `ops.worker_credentials`, read and written only here (the
+ * authenticators look credentials up through it): credentials are stored as hashes of their secrets,
+ * identified by an id that is also the secret's public prefix, and revoked (never deleted) so listings and
+ * audit keep naming them. A revocation is effective on every replica within a second (ConfigChanges).
  */
 export class CredentialStore {
   constructor(private readonly pool: Pool) {}
@@ -191,6 +223,65 @@ export class CredentialStore {
       [tenantId],
     );
     return result.rows.map(apiKeyOf);
+  }
+
+  /** The unrevoked API key of `tenantId` whose secret has the hash `keyHash`, if any. */
+  async findApiKey(tenantId: TenantId, keyHash: string): Promise<ApiKeyGrant | null> {
+    const result = await this.pool.query<GrantRow>({
+      name: 'api-keys.authenticate',
+      text: `SELECT k.tenant_id, k.key_id, k.principal_id, k.scopes, k.expires_at, t.status
+               FROM ops.api_keys k JOIN ops.tenants t ON t.tenant_id = k.tenant_id
+              WHERE k.tenant_id = $1 AND k.key_hash = $2 AND k.revoked_at IS NULL`,
+      values: [tenantId, keyHash],
+    });
+    const row = result.rows[0];
+    return row ? grantOf(row) : null;
+  }
+
+  /**
+   * The unrevoked API keys of any tenant whose secret has the hash `keyHash` (one, unless the same secret was
+   * registered in several tenants), by tenant: for a caller that names no tenant.
+   */
+  async findApiKeysAnywhere(keyHash: string): Promise<ApiKeyGrant[]> {
+    const result = await this.pool.query<GrantRow>({
+      name: 'api-keys.authenticate-anywhere',
+      text: `SELECT k.tenant_id, k.key_id, k.principal_id, k.scopes, k.expires_at, t.status
+               FROM ops.api_keys k JOIN ops.tenants t ON t.tenant_id = k.tenant_id
+              WHERE k.key_hash = $1 AND k.revoked_at IS NULL
+              ORDER BY k.tenant_id`,
+      values: [keyHash],
+    });
+    return result.rows.map(grantOf);
+  }
+
+  /**
+   * The admin credential whose secret has the hash `keyHash`: a live admin key, or a live API key with
+   * `tenant:admin` of an active tenant; null when there is none.
+   */
+  async findAdminCredential(keyHash: string): Promise<AdminGrant | null> {
+    const result = await this.pool.query<{
+      principal_id: string;
+      credential_id: string;
+      tenant_id: string | null;
+    }>({
+      name: 'admin.authenticate',
+      text: `SELECT principal_id, key_id AS credential_id, NULL AS tenant_id FROM ops.admin_keys
+              WHERE key_hash = $1 AND revoked_at IS NULL AND (expires_at IS NULL OR expires_at > now())
+             UNION ALL
+             SELECT k.principal_id, k.key_id, k.tenant_id FROM ops.api_keys k
+               JOIN ops.tenants t ON t.tenant_id = k.tenant_id AND t.status = 'active'
+              WHERE k.key_hash = $1 AND k.revoked_at IS NULL
+                AND (k.expires_at IS NULL OR k.expires_at > now()) AND 'tenant:admin' = ANY (k.scopes)`,
+      values: [keyHash],
+    });
+    const row = result.rows[0];
+    return row
+      ? {
+          principalId: principalIdOf(row.principal_id),
+          credentialId: credentialIdOf(row.credential_id),
+          tenantId: row.tenant_id === null ? null : tenantIdOf(row.tenant_id),
+        }
+      : null;
   }
 
   /** Revokes the key (idempotent: a revoked key stays revoked at its first revocation time). */
@@ -276,6 +367,29 @@ export class CredentialStore {
     return { credential: workerOf(row), secret };
   }
 
+  /** The (tenant, agent) and id of the unrevoked worker credential whose secret has the hash `secretHash`. */
+  async findWorkerCredential(
+    secretHash: string,
+  ): Promise<(AgentRef & { credentialId: CredentialId }) | null> {
+    const result = await this.pool.query<{
+      tenant_id: string;
+      agent_id: string;
+      credential_id: string;
+    }>(
+      `SELECT tenant_id, agent_id, credential_id FROM ops.worker_credentials
+        WHERE secret_hash = $1 AND revoked_at IS NULL`,
+      [secretHash],
+    );
+    const row = result.rows[0];
+    return row
+      ? {
+          tenantId: tenantIdOf(row.tenant_id),
+          agentId: agentIdOf(row.agent_id),
+          credentialId: credentialIdOf(row.credential_id),
+        }
+      : null;
+  }
+
   async listWorkerCredentials(agent: AgentRef): Promise<WorkerCredentialRecord[]> {
     const result = await this.pool.query<WorkerRow>(
       `SELECT ${WORKER_COLUMNS} FROM ops.worker_credentials
@@ -317,6 +431,17 @@ function apiKeyOf(row: ApiKeyRow): ApiKeyRecord {
     createdAt: row.created_at.toISOString(),
     expiresAt: row.expires_at?.toISOString() ?? null,
     revokedAt: row.revoked_at?.toISOString() ?? null,
+  };
+}
+
+function grantOf(row: GrantRow): ApiKeyGrant {
+  return {
+    tenantId: tenantIdOf(row.tenant_id),
+    keyId: credentialIdOf(row.key_id),
+    principalId: principalIdOf(row.principal_id),
+    scopes: row.scopes,
+    expiresAt: row.expires_at,
+    tenantStatus: row.status,
   };
 }
 
