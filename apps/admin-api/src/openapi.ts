@@ -478,6 +478,7 @@ function adminOpenApi() {
  * `docs/admin-api.openapi.json` (`npm run check:openapi`, part of `npm run check`, fails when that copy is
  * stale). Built from the controllers (paths, methods, `operationId` = the audit record's operation,
  * `x-permission` = the permission the guard checks) and the zod schemas of the bodies and queries they read
- * and of the answers they return; this file adds only what zod does not say: summaries and statuses.
+ * and of the answers they return; this file adds only what neither says: summaries, the statuses of success
+ * and refusal with what each means, the security scheme.
  */
 export const ADMIN_OPENAPI = adminOpenApi();
