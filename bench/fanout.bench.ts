@@ -18,45 +18,32 @@
  * `--idle-seconds N` (10), `--rates 10,20,50`, `--level-seconds N` (15), `--complete-rate N` (10 tasks
  * completed per second at the end, each closing its streams), `--logs`. Needs only Postgres.
  *
- * Default (no scenario): the mechanisms compared, i.e. what wakes the ingress replicas when a task's stream
- * moves (`npm run build && node dist/bench/fanout.bench.js`; DESIGN.md "Live updates across replicas",
- * docs/adr/0005-live-fan-out-mechanism.md).
+ * Default (no scenario): the NOTIFY wake-up of the ingress replicas when a task's stream moves (ADR 0005;
+ * `npm run build && node dist/bench/fanout.bench.js`). One publisher (this process) and `--listeners` (4)
+ * `LISTEN a2a_platform` connections, each in a process of its own, as 4 ingress replicas hold them; the
+ * publisher's appends notify inside their transaction, as apps/task-service/src/task.repository.ts does.
+ * The comparison with Redis pub/sub and Kafka that ADR 0005 decided was removed from this file (the ADR keeps
+ * its figures and says where the code is in the history).
  *
- * Three candidates, each with 1 publisher (this process) and `--listeners` (4) listening connections, each in
- * a process of its own, as 4 ingress replicas would hold them:
- *
- * - NOTIFY: `SELECT pg_notify('a2a_platform', <notice>)` inside the append transaction (what
- *   apps/task-service/src/task.repository.ts does), one `LISTEN a2a_platform` connection per listener;
- * - Redis: `PUBLISH <channel> <notice>` after the append committed, one `SUBSCRIBE` connection per listener
- *   (node-redis);
- * - Kafka: `send` (acks 1 unless `--kafka-acks -1`) of the notice to a topic of its own (3 partitions, key =
- *   task id) after the append committed, one consumer (group of its own, so every listener sees every record)
- *   per listener (kafkajs): the transport alone. Plus the real pipeline: the relay process (dist/apps/relay)
- *   reads the committed log and publishes it to a topic of its own, 4 consumers read it; once with the
- *   append's NOTIFY waking the relay (as today) and once without NOTIFY, where only the relay's
- *   RELAY_IDLE_POLL_MS poll (200 ms) finds the event.
- *
- * Measured per mechanism:
+ * Measured:
  * 1. delivery latency at a steady `--rate` for `--seconds`, then at `--low-rate` for `--low-seconds`: each
  *    append is a small real transaction on a throw-away database (`appendToStream` of one event to a new task
- *    stream, plus the signal); latency is from "COMMIT acknowledged to the publisher" (and from "COMMIT sent")
- *    to "a listener process got the signal", per listener, on the machine's monotonic clock (process.hrtime,
- *    the same in every process); with the CPU time of the listener processes and of the server side (LISTEN
- *    backends, redis-server, the Kafka broker) per 1000 signals;
- * 2. the signals/s delivered to all listeners when the publisher sends as fast as it can with
- *    `--concurrency` requests in flight for `--throughput-seconds` (at most `--throughput-max` signals): one
- *    signal per request (for NOTIFY: per transaction), then `--batch` signals per request;
- * 3. the write path: a small append transaction alone, with NOTIFY inside, and followed by an awaited Redis
- *    PUBLISH or Kafka send (one connection, `--write-samples` rounds, variants interleaved), then
- *    `--concurrency` appenders for `--write-seconds` per variant (in 1 s turns), with the wait events of their
- *    backends (sampled from pg_stat_activity: NOTIFY's commit lock shows as `Lock:object`);
- * 4. listener 1's connection closed for `--drop-ms` while the publisher keeps `--rate`: signals missed,
- *    received late, duplicated (NOTIFY and Redis reconnect and re-subscribe; the Kafka consumer rejoins its
- *    group and resumes from its committed offset).
+ *    stream, plus the NOTIFY); latency is from "COMMIT acknowledged to the publisher" (and from "COMMIT sent")
+ *    to "a listener process got the notice", per listener, on the machine's monotonic clock (process.hrtime,
+ *    the same in every process); with the CPU time of the listener processes and of their LISTEN backends per
+ *    1000 notices;
+ * 2. the notices/s delivered to all listeners when the publisher sends as fast as it can with
+ *    `--concurrency` transactions in flight for `--throughput-seconds` (at most `--throughput-max` notices):
+ *    one notice per transaction, then `--batch` per transaction;
+ * 3. the write path: a small append transaction alone and with the NOTIFY inside (one connection,
+ *    `--write-samples` rounds, interleaved), then `--concurrency` appenders for `--write-seconds` per variant
+ *    (in 1 s turns), with the wait events of their backends (sampled from pg_stat_activity: NOTIFY's commit
+ *    lock shows as `Lock:object`, ADR 0005 "Consequences");
+ * 4. listener 1's connection closed for `--drop-ms` while the publisher keeps `--rate`: notices missed,
+ *    received late, duplicated (the listener reconnects and LISTENs again).
  *
- * Only loopback: Postgres (TEST_POSTGRES_URL), Redis (`--redis-url`, default redis://127.0.0.1:6379), Kafka
- * (`kafkaBrokers()` of @lib/testing: KAFKA_BROKERS or the local broker of `npm run kafka:start`). Every wait is
- * bounded. Topics, consumer groups and the database are removed at the end, also on SIGINT/SIGTERM.
+ * Only loopback: Postgres (TEST_POSTGRES_URL). Every wait is bounded. The database is removed at the end, also
+ * on SIGINT/SIGTERM.
  */
 import {
   appendToStream,
@@ -70,19 +57,14 @@ import { TASK_EVENT_SCHEMA_VERSION, taskStreamId, type TaskEvent } from '@lib/ta
 import { seedTenant } from '@lib/tenancy';
 import {
   createTestDatabase,
-  KAFKA_VERSION,
-  kafkaBrokers,
-  PlatformProcess,
   RawWorker,
-  repoRoot,
   sleep,
   startIngress,
   startTaskService,
-  uniqueTopic,
+  type PlatformProcess,
   type TestDatabase,
 } from '@lib/testing';
 import { AGENT_PROFILES } from '@lib/worker-sdk';
-import { Kafka, logLevel, Partitioners, type Producer } from 'kafkajs';
 import { fork, spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes, randomUUID } from 'node:crypto';
 import { readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -90,8 +72,7 @@ import { Agent as HttpAgent, request as httpRequest } from 'node:http';
 import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { monitorEventLoopDelay, performance } from 'node:perf_hooks';
-import { Client, Pool, type PoolClient } from 'pg';
-import { createClient } from 'redis';
+import { Client, Pool } from 'pg';
 import { ascending, fmt, percentile, printMachine, table } from './support/figures';
 import { postRpc, rpcBody, rpcRequest, type RpcEndpoint } from './support/json-rpc-http';
 import {
@@ -104,16 +85,6 @@ import {
 import { readSseBlocks } from './support/sse-blocks';
 import { readTaskLogs, type LogEntry } from './support/task-log';
 import { calibrateWallClock, wallMs } from './support/wall-clock';
-
-type Mechanism = 'notify' | 'redis' | 'kafka';
-
-const MECHANISMS: Mechanism[] = ['notify', 'redis', 'kafka'];
-
-const LABEL: Record<Mechanism, string> = {
-  notify: 'Postgres NOTIFY',
-  redis: 'Redis pub/sub',
-  kafka: 'Kafka (transport)',
-};
 
 interface Options {
   rate: number;
@@ -128,12 +99,6 @@ interface Options {
   writeSamples: number;
   writeSeconds: number;
   dropMs: number;
-  pipelineSeconds: number;
-  relayPollMs: number;
-  redisUrl: string;
-  kafkaAcks: -1 | 1;
-  only: Mechanism[];
-  pipeline: boolean;
 }
 
 const TENANT = 'bench';
@@ -162,18 +127,10 @@ function parseOptions(argv: string[]): Options {
     writeSamples: 500,
     writeSeconds: 5,
     dropMs: 2_000,
-    pipelineSeconds: 5,
-    relayPollMs: 200,
-    redisUrl: 'redis://127.0.0.1:6379',
-    kafkaAcks: 1,
-    only: [...MECHANISMS],
-    pipeline: true,
   };
   const known =
     '--rate N, --seconds N, --low-rate N, --low-seconds N, --listeners N, --throughput-seconds N, ' +
-    '--throughput-max N, --concurrency N, --batch N, --write-samples N, --write-seconds N, --drop-ms N, ' +
-    '--pipeline-seconds N, --relay-poll-ms N, --redis-url URL, --kafka-acks 1|-1, ' +
-    '--only notify,redis,kafka, --no-pipeline';
+    '--throughput-max N, --concurrency N, --batch N, --write-samples N, --write-seconds N, --drop-ms N';
   for (let i = 0; i < argv.length; i++) {
     const flag = argv[i] ?? '';
     const value = argv[i + 1];
@@ -222,35 +179,6 @@ function parseOptions(argv: string[]): Options {
       case '--drop-ms':
         options.dropMs = positive(60_000);
         break;
-      case '--pipeline-seconds':
-        options.pipelineSeconds = positive(120);
-        break;
-      case '--relay-poll-ms':
-        options.relayPollMs = positive(10_000);
-        break;
-      case '--kafka-acks':
-        if (value !== '1' && value !== '-1') {
-          throw new Error(`--kafka-acks takes 1 or -1, got ${String(value)}`);
-        }
-        options.kafkaAcks = value === '1' ? 1 : -1;
-        i++;
-        break;
-      case '--redis-url':
-        options.redisUrl = String(value);
-        i++;
-        break;
-      case '--only': {
-        const list = String(value).split(',');
-        if (list.some((m) => !MECHANISMS.includes(m as Mechanism))) {
-          throw new Error(`--only takes a list of ${MECHANISMS.join(',')}, got ${String(value)}`);
-        }
-        options.only = list as Mechanism[];
-        i++;
-        break;
-      }
-      case '--no-pipeline':
-        options.pipeline = false;
-        break;
       default:
         throw new Error(`unknown argument ${flag} (known: ${known})`);
     }
@@ -288,17 +216,10 @@ function withTimeout<T>(promise: Promise<T>, ms: number, what: string): Promise<
 // ---------------------------------------------------------------------------------------------------------
 // The listener processes (this file, forked with LISTENER_FLAG).
 
-type ListenerSpec =
-  | { kind: 'notify'; url: string }
-  | { kind: 'redis'; url: string; channel: string }
-  | {
-      kind: 'kafka';
-      brokers: string[];
-      topic: string;
-      groupId: string;
-      /** `notice`: the value is a Notice; `relay`: a record of the relay (key = task id, header generation). */
-      format: 'notice' | 'relay';
-    };
+/** Where a listener process connects: the bench's throw-away database. */
+interface ListenerSpec {
+  url: string;
+}
 
 type ToListener = { type: 'drop'; ms: number } | { type: 'collect' } | { type: 'stop' };
 
@@ -324,74 +245,21 @@ async function openConnection(
   spec: ListenerSpec,
   onSignal: OnSignal,
 ): Promise<() => Promise<void>> {
-  switch (spec.kind) {
-    case 'notify': {
-      const client = new Client({
-        connectionString: spec.url,
-        application_name: 'fanout-bench-listener',
-      });
-      client.on('error', () => undefined);
-      client.on('notification', (message) => {
-        const at = nowMs();
-        const id = noticeId(message.payload ? parseNotice(message.payload) : null);
-        if (id) {
-          onSignal(id, at);
-        }
-      });
-      await client.connect();
-      await client.query(`LISTEN ${NOTICE_CHANNEL}`);
-      return () => client.end();
+  const client = new Client({
+    connectionString: spec.url,
+    application_name: 'fanout-bench-listener',
+  });
+  client.on('error', () => undefined);
+  client.on('notification', (message) => {
+    const at = nowMs();
+    const id = noticeId(message.payload ? parseNotice(message.payload) : null);
+    if (id) {
+      onSignal(id, at);
     }
-    case 'redis': {
-      const client = createClient({ url: spec.url, socket: { reconnectStrategy: false } });
-      client.on('error', () => undefined);
-      await client.connect();
-      await client.subscribe(spec.channel, (message) => {
-        const at = nowMs();
-        const id = noticeId(parseNotice(message));
-        if (id) {
-          onSignal(id, at);
-        }
-      });
-      return () => {
-        client.destroy();
-        return Promise.resolve();
-      };
-    }
-    case 'kafka': {
-      const kafka = new Kafka({
-        clientId: 'fanout-bench-listener',
-        brokers: spec.brokers,
-        logLevel: logLevel.NOTHING,
-      });
-      const consumer = kafka.consumer({ groupId: spec.groupId, maxWaitTimeInMs: 1_000 });
-      const joined = new Promise<void>((resolve) => {
-        consumer.on(consumer.events.GROUP_JOIN, () => resolve());
-      });
-      await consumer.connect();
-      await consumer.subscribe({ topics: [spec.topic], fromBeginning: false });
-      await consumer.run({
-        eachMessage: ({ message }) => {
-          const at = nowMs();
-          let id: string | null = null;
-          if (spec.format === 'notice') {
-            id = noticeId(message.value ? parseNotice(message.value.toString('utf8')) : null);
-          } else {
-            const generation = message.headers?.['generation'];
-            if (message.key && generation !== undefined && !Array.isArray(generation)) {
-              id = `${message.key.toString('utf8')}/${generation.toString()}`;
-            }
-          }
-          if (id) {
-            onSignal(id, at);
-          }
-          return Promise.resolve();
-        },
-      });
-      await withTimeout(joined, 60_000, 'kafka group join');
-      return () => consumer.disconnect();
-    }
-  }
+  });
+  await client.connect();
+  await client.query(`LISTEN ${NOTICE_CHANNEL}`);
+  return () => client.end();
 }
 
 async function runListener(spec: ListenerSpec): Promise<void> {
@@ -558,11 +426,8 @@ class ListenerProcess {
   }
 }
 
-async function startListeners(
-  count: number,
-  spec: (i: number) => ListenerSpec,
-): Promise<ListenerProcess[]> {
-  const listeners = Array.from({ length: count }, (_, i) => new ListenerProcess(i + 1, spec(i)));
+async function startListeners(count: number, spec: ListenerSpec): Promise<ListenerProcess[]> {
+  const listeners = Array.from({ length: count }, (_, i) => new ListenerProcess(i + 1, spec));
   try {
     await Promise.all(listeners.map((l) => l.ready()));
   } catch (error) {
@@ -599,75 +464,12 @@ async function drain(listeners: ListenerProcess[], ids: Iterable<string>): Promi
 // ---------------------------------------------------------------------------------------------------------
 // Publishing side.
 
-interface Signaller {
-  mechanism: Mechanism;
-  /** Sends signals on their own (no append): one request (for NOTIFY one transaction) for all of them. */
-  signal(payloads: string[]): Promise<void>;
-  /** The part of an append transaction (NOTIFY), if any. */
-  inTransaction?(client: PoolClient, payloads: string[]): Promise<void>;
-  /** The step after COMMIT (Redis, Kafka), if any. */
-  afterCommit?(payloads: string[]): Promise<void>;
-  close(): Promise<void>;
-}
-
-const NOTIFY_SQL = 'SELECT pg_notify($1, p) FROM unnest($2::text[]) AS p';
-
-function notifySignaller(pool: Pool): Signaller {
-  return {
-    mechanism: 'notify',
-    async signal(payloads) {
-      await pool.query(NOTIFY_SQL, [NOTICE_CHANNEL, payloads]);
-    },
-    async inTransaction(client, payloads) {
-      for (const payload of payloads) {
-        await client.query('SELECT pg_notify($1, $2)', [NOTICE_CHANNEL, payload]);
-      }
-    },
-    close: () => Promise.resolve(),
-  };
-}
-
-async function redisSignaller(url: string, channel: string): Promise<Signaller> {
-  const client = createClient({ url });
-  client.on('error', () => undefined);
-  await client.connect();
-  const publish = async (payloads: string[]): Promise<void> => {
-    await Promise.all(payloads.map((payload) => client.publish(channel, payload)));
-  };
-  return {
-    mechanism: 'redis',
-    signal: publish,
-    afterCommit: publish,
-    async close() {
-      await client.close().catch(() => client.destroy());
-    },
-  };
-}
-
-async function kafkaSignaller(kafka: Kafka, topic: string, acks: -1 | 1): Promise<Signaller> {
-  const producer: Producer = kafka.producer({
-    allowAutoTopicCreation: false,
-    createPartitioner: Partitioners.DefaultPartitioner,
-  });
-  await producer.connect();
-  const send = async (payloads: string[]): Promise<void> => {
-    await producer.send({
-      topic,
-      acks,
-      messages: payloads.map((value) => {
-        const parsed = parseNotice(value);
-        return { key: parsed && 'id' in parsed ? parsed.id : null, value };
-      }),
-    });
-  };
-  return {
-    mechanism: 'kafka',
-    signal: send,
-    afterCommit: send,
-    async close() {
-      await producer.disconnect();
-    },
-  };
+/** Notices on their own (no append): one autocommit transaction for all of them. */
+async function notifyAll(pool: Pool, payloads: string[]): Promise<void> {
+  await pool.query('SELECT pg_notify($1, p) FROM unnest($2::text[]) AS p', [
+    NOTICE_CHANNEL,
+    payloads,
+  ]);
 }
 
 function notice(taskId: string, version: number): string {
@@ -682,26 +484,19 @@ interface Append {
   commitSentAt: number;
   /** COMMIT acknowledged. */
   commitAt: number;
-  /** The publish step after COMMIT (if any) acknowledged too. */
-  doneAt: number;
 }
 
 /**
  * One small append transaction like the task-service's: BEGIN; the stream row and one event
- * (`appendToStream`); the signal if it goes inside; COMMIT; then the signal if it goes after.
+ * (`appendToStream`); its notice, unless `notify` is false; COMMIT.
  */
-async function appendOnce(
-  pool: Pool,
-  signaller: Signaller | null,
-  withNotice = true,
-): Promise<Append> {
+async function appendOnce(pool: Pool, notify: boolean): Promise<Append> {
   const startAt = nowMs();
   const taskId = randomUUID();
   const event: TaskEvent = {
     type: 'TaskStatusUpdated',
     data: { status: { state: 'TASK_STATE_WORKING', timestamp: new Date().toISOString() } },
   };
-  const payloads = withNotice ? [notice(taskId, 1)] : [];
   let commitSentAt = Number.NaN;
   const client = await pool.connect();
   try {
@@ -714,8 +509,8 @@ async function appendOnce(
       [{ event, schemaVersion: TASK_EVENT_SCHEMA_VERSION }],
       METADATA,
     );
-    if (signaller?.inTransaction && payloads.length > 0) {
-      await signaller.inTransaction(client, payloads);
+    if (notify) {
+      await client.query('SELECT pg_notify($1, $2)', [NOTICE_CHANNEL, notice(taskId, 1)]);
     }
     commitSentAt = nowMs();
     await client.query('COMMIT');
@@ -725,11 +520,7 @@ async function appendOnce(
   } finally {
     client.release();
   }
-  const commitAt = nowMs();
-  if (signaller?.afterCommit && payloads.length > 0) {
-    await signaller.afterCommit(payloads);
-  }
-  return { id: `${taskId}/1`, startAt, commitSentAt, commitAt, doneAt: nowMs() };
+  return { id: `${taskId}/1`, startAt, commitSentAt, commitAt: nowMs() };
 }
 
 /** Starts `op` every 1000/rate ms (open loop: a slow one does not delay the next) for `ms`. */
@@ -760,12 +551,8 @@ async function atRate(
   return { results: settled.filter((r): r is Append => r !== null), errors };
 }
 
-/** Sends signals until the listeners have received a few of them (consumers joined, connections warm). */
-async function warmUp(
-  listeners: ListenerProcess[],
-  send: () => Promise<string>,
-  what: string,
-): Promise<void> {
+/** Sends notices until the listeners have received a few of them (connections warm). */
+async function warmUp(listeners: ListenerProcess[], send: () => Promise<string>): Promise<void> {
   const deadline = nowMs() + 90_000;
   const sent: string[] = [];
   while (nowMs() < deadline) {
@@ -779,7 +566,7 @@ async function warmUp(
       return;
     }
   }
-  throw new Error(`${what}: the listeners got no warm-up signal within 90 s`);
+  throw new Error('the listeners got no warm-up notice within 90 s');
 }
 
 // ---------------------------------------------------------------------------------------------------------
@@ -830,7 +617,7 @@ function delivery(listeners: ListenerProcess[], sent: Map<string, number>): Deli
   };
 }
 
-/** CPU time spent by the listener processes and by the server side of the mechanism during a run. */
+/** CPU time spent by the listener processes and by their LISTEN backends during a run. */
 interface CpuMeter {
   stop(): Promise<{ listenersMs: number; serverMs: number | null }>;
 }
@@ -860,9 +647,8 @@ async function startCpuMeter(
   };
 }
 
-/** One row of the latency table: both reference points, the publisher's steps, CPU per 1000 signals. */
+/** One row of the latency table: both reference points, the commit, CPU per 1000 notices. */
 function latencyRow(
-  label: string,
   rate: number,
   listeners: ListenerProcess[],
   run: { results: Append[]; errors: number },
@@ -871,10 +657,8 @@ function latencyRow(
   const fromAck = delivery(listeners, new Map(run.results.map((a) => [a.id, a.commitAt])));
   const fromSent = delivery(listeners, new Map(run.results.map((a) => [a.id, a.commitSentAt])));
   const commit = ascending(run.results.map((a) => a.commitAt - a.commitSentAt));
-  const publish = ascending(run.results.map((a) => a.doneAt - a.commitAt));
   const thousands = Math.max(1, run.results.length) / 1_000;
   return [
-    label,
     String(rate),
     String(fromAck.signals),
     String(run.errors),
@@ -887,7 +671,6 @@ function latencyRow(
     fmt(percentile(fromSent.latencies, 50), 2),
     fmt(percentile(fromSent.latencies, 99), 2),
     fmt(percentile(commit, 50), 2),
-    fmt(percentile(publish, 50), 2),
     fmt(cpu.listenersMs / listeners.length / thousands, 0),
     cpu.serverMs === null ? '-' : fmt(cpu.serverMs / thousands, 0),
   ];
@@ -900,71 +683,34 @@ interface Setup {
   options: Options;
   db: TestDatabase;
   pool: Pool;
-  brokers: string[];
-  kafka: Kafka;
-  channel: string;
-  topics: string[];
-  groups: string[];
-  redisPid: number | null;
-  kafkaPid: number | null;
 }
 
-interface MechanismFigures {
+interface NotifyFigures {
   latency: string[][];
   throughput: string[][];
   drop: string[];
 }
 
-/**
- * The server-side processes that deliver the signals: the Postgres backends of the LISTEN connections, the
- * Redis server, the Kafka broker of `npm run kafka:start` (whole processes, shared with anything else using
- * them). Empty when unknown.
- */
-async function serverPids(setup: Setup, mechanism: Mechanism): Promise<number[]> {
-  switch (mechanism) {
-    case 'notify': {
-      const rows = await setup.db.pool.query<{ pid: number }>(
-        `SELECT pid FROM pg_stat_activity
-          WHERE datname = current_database() AND application_name = 'fanout-bench-listener'`,
-      );
-      return rows.rows.map((r) => r.pid);
-    }
-    case 'redis':
-      return setup.redisPid === null ? [] : [setup.redisPid];
-    case 'kafka':
-      return setup.kafkaPid === null ? [] : [setup.kafkaPid];
-  }
+/** The Postgres backends of the LISTEN connections: what delivers the notices on the server side. */
+async function listenBackends(setup: Setup): Promise<number[]> {
+  const rows = await setup.db.pool.query<{ pid: number }>(
+    `SELECT pid FROM pg_stat_activity
+      WHERE datname = current_database() AND application_name = 'fanout-bench-listener'`,
+  );
+  return rows.rows.map((r) => r.pid);
 }
 
-/** Latency, throughput and drop for one mechanism, with its own 4 listener processes. */
-async function measureMechanism(
-  setup: Setup,
-  mechanism: Mechanism,
-  signaller: Signaller,
-  topic: string,
-): Promise<MechanismFigures> {
-  const { options, db, brokers } = setup;
-  const spec = (i: number): ListenerSpec => {
-    switch (mechanism) {
-      case 'notify':
-        return { kind: 'notify', url: db.url };
-      case 'redis':
-        return { kind: 'redis', url: options.redisUrl, channel: setup.channel };
-      case 'kafka': {
-        const groupId = `${topic}-replica-${i + 1}`;
-        setup.groups.push(groupId);
-        return { kind: 'kafka', brokers, topic, groupId, format: 'notice' };
-      }
-    }
-  };
-  console.error(`[${mechanism}] starting ${options.listeners} listener processes`);
-  const listeners = await startListeners(options.listeners, spec);
+/** Latency, throughput and drop, with `--listeners` listener processes. */
+async function measureNotify(setup: Setup): Promise<NotifyFigures> {
+  const { options, db } = setup;
+  console.error(`[notify] starting ${options.listeners} listener processes`);
+  const listeners = await startListeners(options.listeners, { url: db.url });
   const stopListeners = async (): Promise<void> => {
     await Promise.all(listeners.map((l) => l.stop()));
   };
   cleanups.add(stopListeners);
   try {
-    await warmUp(listeners, async () => (await appendOnce(setup.pool, signaller)).id, mechanism);
+    await warmUp(listeners, async () => (await appendOnce(setup.pool, true)).id);
 
     // 1. Latency at a steady rate, then at a low one (idle between signals, like a few live tasks).
     const latency: string[][] = [];
@@ -972,21 +718,21 @@ async function measureMechanism(
       [options.rate, options.seconds],
       [options.lowRate, options.lowSeconds],
     ] as const) {
-      console.error(`[${mechanism}] latency: ${rate}/s for ${seconds} s`);
-      const meter = await startCpuMeter(listeners, () => serverPids(setup, mechanism));
-      const steady = await atRate(rate, seconds * 1_000, () => appendOnce(setup.pool, signaller));
+      console.error(`[notify] latency: ${rate}/s for ${seconds} s`);
+      const meter = await startCpuMeter(listeners, () => listenBackends(setup));
+      const steady = await atRate(rate, seconds * 1_000, () => appendOnce(setup.pool, true));
       await drain(
         listeners,
         steady.results.map((a) => a.id),
       );
-      latency.push(latencyRow(LABEL[mechanism], rate, listeners, steady, await meter.stop()));
+      latency.push(latencyRow(rate, listeners, steady, await meter.stop()));
       listeners.forEach((l) => l.reset());
     }
 
-    // 2. Throughput, one signal per request and `batch` per request.
+    // 2. Throughput, one notice per transaction and `batch` per transaction.
     const throughput: string[][] = [];
     for (const batch of [1, options.batch]) {
-      console.error(`[${mechanism}] throughput: batch ${batch}, ${options.concurrency} in flight`);
+      console.error(`[notify] throughput: batch ${batch}, ${options.concurrency} in flight`);
       /** Signal id → when its request was sent (only signals whose request was acknowledged). */
       const acked = new Map<string, number>();
       const prefix = randomBytes(4).toString('hex');
@@ -1000,7 +746,10 @@ async function measureMechanism(
           const ids = Array.from({ length: batch }, () => `${prefix}-${issued++}`);
           try {
             const sentAt = nowMs();
-            await signaller.signal(ids.map((id) => notice(id, 0)));
+            await notifyAll(
+              setup.pool,
+              ids.map((id) => notice(id, 0)),
+            );
             lastAck = Math.max(lastAck, nowMs());
             ids.forEach((id) => acked.set(`${id}/0`, sentAt));
           } catch {
@@ -1013,7 +762,6 @@ async function measureMechanism(
       const d = delivery(listeners, acked);
       const seconds = (d.lastAt - start) / 1_000;
       throughput.push([
-        LABEL[mechanism],
         String(batch),
         String(acked.size),
         String(errors),
@@ -1028,7 +776,7 @@ async function measureMechanism(
     }
 
     // 4. Listener 1 loses its connection for dropMs while signals keep coming.
-    console.error(`[${mechanism}] drop: listener 1 down for ${options.dropMs} ms`);
+    console.error(`[notify] drop: listener 1 down for ${options.dropMs} ms`);
     const first = listeners[0];
     if (!first) {
       throw new Error('no listener');
@@ -1037,7 +785,7 @@ async function measureMechanism(
     const run = await atRate(
       options.rate,
       DROP_LEAD_MS + options.dropMs + DROP_TAIL_MS,
-      () => appendOnce(setup.pool, signaller),
+      () => appendOnce(setup.pool, true),
       (elapsed) => {
         if (!dropping.window && elapsed >= DROP_LEAD_MS) {
           dropping.window = first.drop(options.dropMs);
@@ -1075,7 +823,6 @@ async function measureMechanism(
       }
     }
     const drop = [
-      LABEL[mechanism],
       String(sent.size),
       fmt(window.upAt - window.downAt, 0),
       fmt(window.upAt - window.reconnectAt, 0),
@@ -1097,20 +844,23 @@ async function measureMechanism(
 
 interface WriteVariant {
   label: string;
-  signaller: Signaller | null;
+  notify: boolean;
 }
 
-/** 3. The cost of the publish step on the write path. */
+/** 3. What the NOTIFY inside the append costs on the write path. */
 async function measureWritePath(
   setup: Setup,
-  variants: WriteVariant[],
 ): Promise<{ sequential: string[][]; concurrent: string[][] }> {
   const { options } = setup;
+  const variants: WriteVariant[] = [
+    { label: 'append alone', notify: false },
+    { label: 'append + NOTIFY inside', notify: true },
+  ];
   console.error(`[write path] ${options.writeSamples} rounds of ${variants.length} variants`);
   const samples = new Map<string, number[]>(variants.map((v) => [v.label, []]));
   for (let i = 0; i < 20; i++) {
     for (const variant of variants) {
-      await appendOnce(setup.pool, variant.signaller);
+      await appendOnce(setup.pool, variant.notify);
     }
   }
   for (let i = 0; i < options.writeSamples; i++) {
@@ -1118,8 +868,8 @@ async function measureWritePath(
     for (let k = 0; k < variants.length; k++) {
       const variant = variants[(i + k) % variants.length];
       if (variant) {
-        const a = await appendOnce(setup.pool, variant.signaller);
-        samples.get(variant.label)?.push(a.doneAt - a.startAt);
+        const a = await appendOnce(setup.pool, variant.notify);
+        samples.get(variant.label)?.push(a.commitAt - a.startAt);
       }
     }
   }
@@ -1175,8 +925,8 @@ async function measureWritePath(
         const worker = async (): Promise<void> => {
           while (nowMs() < end) {
             try {
-              const a = await appendOnce(pool, variant.signaller);
-              total.times.push(a.doneAt - a.startAt);
+              const a = await appendOnce(pool, variant.notify);
+              total.times.push(a.commitAt - a.startAt);
             } catch {
               total.errors++;
             }
@@ -1244,77 +994,11 @@ async function sampleWaits(
   }
 }
 
-/** The real pipeline: append → relay process → Kafka → 4 consumers, with and without the NOTIFY wake-up. */
-async function measurePipeline(setup: Setup, notify: Signaller): Promise<string[][]> {
-  const { options } = setup;
-  const topic = uniqueTopic('fanout-bench-relay');
-  setup.topics.push(topic);
-  const admin = setup.kafka.admin();
-  await admin.connect();
-  try {
-    await admin.createTopics({
-      topics: [{ topic, numPartitions: 3, replicationFactor: 1 }],
-      waitForLeaders: true,
-    });
-  } finally {
-    await admin.disconnect();
-  }
-  const relay = new PlatformProcess('relay', 'apps/relay/src/main.js', [], {
-    POSTGRES_URL: setup.db.url,
-    KAFKA_BROKERS: setup.brokers.join(','),
-    TASK_EVENTS_TOPIC: topic,
-    RELAY_NAME: `fanout-bench-${randomBytes(4).toString('hex')}`,
-    RELAY_IDLE_POLL_MS: String(options.relayPollMs),
-  });
-  console.error('[pipeline] starting the relay and 4 consumers');
-  const listeners = await startListeners(options.listeners, (i) => {
-    const groupId = `${topic}-replica-${i + 1}`;
-    setup.groups.push(groupId);
-    return { kind: 'kafka', brokers: setup.brokers, topic, groupId, format: 'relay' };
-  });
-  const stopAll = async (): Promise<void> => {
-    await Promise.all(listeners.map((l) => l.stop()));
-    await relay.stop();
-  };
-  cleanups.add(stopAll);
-  try {
-    relay.start();
-    await relay.waitForOutput(/relaying to/, 60_000);
-    await warmUp(listeners, async () => (await appendOnce(setup.pool, notify)).id, 'pipeline');
-    const rows: string[][] = [];
-    for (const [label, wake] of [
-      ['relay → Kafka, relay woken by NOTIFY (today)', true],
-      [`relay → Kafka, no NOTIFY (relay polls every ${options.relayPollMs} ms)`, false],
-    ] as const) {
-      for (const [rate, seconds] of [
-        [options.rate, options.pipelineSeconds],
-        [options.lowRate, options.lowSeconds],
-      ] as const) {
-        console.error(`[pipeline] ${label}, ${rate}/s for ${seconds} s`);
-        const meter = await startCpuMeter(listeners, () => serverPids(setup, 'kafka'));
-        const run = await atRate(rate, seconds * 1_000, () =>
-          appendOnce(setup.pool, wake ? notify : null, wake),
-        );
-        await drain(
-          listeners,
-          run.results.map((a) => a.id),
-        );
-        rows.push(latencyRow(label, rate, listeners, run, await meter.stop()));
-        listeners.forEach((l) => l.reset());
-      }
-    }
-    return rows;
-  } finally {
-    await stopAll();
-    cleanups.delete(stopAll);
-  }
-}
-
 // ---------------------------------------------------------------------------------------------------------
 
 /**
- * What to undo if the bench is interrupted (SIGINT/SIGTERM): listener processes, the relay, Kafka topics and
- * groups, the database. Run in reverse order of registration, each bounded.
+ * What to undo if the bench is interrupted (SIGINT/SIGTERM): listener or platform processes, the database.
+ * Run in reverse order of registration, each bounded.
  */
 const cleanups = new Set<() => Promise<void>>();
 
@@ -1332,44 +1016,9 @@ function onTerminate(signal: NodeJS.Signals): void {
   void run().finally(() => process.exit(signal === 'SIGINT' ? 130 : 143));
 }
 
-function packageVersion(name: string): string {
-  try {
-    const text = readFileSync(join(repoRoot(), 'node_modules', name, 'package.json'), 'utf8');
-    return (JSON.parse(text) as { version?: string }).version ?? '?';
-  } catch {
-    return '?';
-  }
-}
-
-async function redisServer(url: string): Promise<{ version: string; pid: number | null }> {
-  const client = createClient({ url, socket: { reconnectStrategy: false } });
-  client.on('error', () => undefined);
-  await client.connect();
-  try {
-    const info = await client.info('server');
-    const pid = Number(/process_id:(\d+)/.exec(info)?.[1]);
-    return {
-      version: /redis_version:(\S+)/.exec(info)?.[1] ?? '?',
-      pid: Number.isInteger(pid) && processCpuMs(pid) !== null ? pid : null,
-    };
-  } finally {
-    client.destroy();
-  }
-}
-
-/** The pid of the broker of `npm run kafka:start` in this checkout, if it runs here. */
-function localKafkaPid(): number | null {
-  try {
-    const pid = Number(readFileSync(join(repoRoot(), '.kafka', 'broker.pid'), 'utf8').trim());
-    return Number.isInteger(pid) && processCpuMs(pid) !== null ? pid : null;
-  } catch {
-    return null;
-  }
-}
-
 async function main(): Promise<number> {
   const options = parseOptions(process.argv.slice(2));
-  console.log('# Live fan-out: Postgres NOTIFY vs Redis pub/sub vs Kafka (loopback)');
+  console.log('# Live fan-out: the Postgres NOTIFY wake-up (loopback)');
   console.log(
     `1 publisher, ${options.listeners} listener processes; latency at ${options.rate}/s for ${options.seconds} s and ` +
       `${options.lowRate}/s for ${options.lowSeconds} s; ` +
@@ -1381,25 +1030,6 @@ async function main(): Promise<number> {
   process.once('SIGTERM', onTerminate);
 
   let db: TestDatabase | null = null;
-  const signallers: Signaller[] = [];
-  const topics: string[] = [];
-  const groups: string[] = [];
-  let kafka: Kafka | null = null;
-  const cleanKafka = async (): Promise<void> => {
-    if (!kafka || (topics.length === 0 && groups.length === 0)) {
-      return;
-    }
-    const admin = kafka.admin();
-    try {
-      await admin.connect();
-      await admin.deleteGroups(groups).catch(() => undefined);
-      await admin.deleteTopics({ topics, timeout: 10_000 }).catch(() => undefined);
-    } catch (error) {
-      console.error(`could not clean up Kafka topics/groups: ${String(error)}`);
-    } finally {
-      await admin.disconnect().catch(() => undefined);
-    }
-  };
   let dropped: Promise<void> | null = null;
   const dropDatabase = (): Promise<void> => {
     const target = db;
@@ -1411,11 +1041,8 @@ async function main(): Promise<number> {
     return dropped ?? Promise.resolve();
   };
   cleanups.add(dropDatabase);
-  cleanups.add(cleanKafka);
   try {
     db = await createTestDatabase('bench_fanout');
-    const brokers = await kafkaBrokers();
-    kafka = new Kafka({ clientId: 'fanout-bench', brokers, logLevel: logLevel.ERROR });
     const settings = await db.pool.query<{ name: string; setting: string }>(
       `SELECT name, setting FROM pg_settings
         WHERE name IN ('fsync', 'synchronous_commit', 'wal_sync_method', 'shared_buffers', 'max_connections')
@@ -1427,79 +1054,26 @@ async function main(): Promise<number> {
     console.log(
       `  ${settings.rows.map((r) => `${r.name}=${r.setting}`).join(', ')} (shared_buffers in 8 kB pages)`,
     );
-    const redisInfo = await redisServer(options.redisUrl);
-    const kafkaPid = localKafkaPid();
-    console.log(
-      `Redis: ${redisInfo.version} at ${options.redisUrl} (pid ${String(redisInfo.pid ?? '?')}); client redis (node-redis) ${packageVersion('redis')}`,
-    );
-    console.log(
-      `Kafka: broker ${brokers.join(',')} (project broker ${KAFKA_VERSION}, pid ${String(kafkaPid ?? '?')}); ` +
-        `client kafkajs ${packageVersion('kafkajs')}, signals sent with acks ${options.kafkaAcks}`,
-    );
     console.log(
       `load average at start: ${loadavg()
         .map((n) => n.toFixed(2))
         .join(' ')}`,
     );
-
-    const kafkaTopic = uniqueTopic('fanout-bench');
-    topics.push(kafkaTopic);
-    const admin = kafka.admin();
-    await admin.connect();
-    try {
-      await admin.createTopics({
-        topics: [{ topic: kafkaTopic, numPartitions: 3, replicationFactor: 1 }],
-        waitForLeaders: true,
-      });
-    } finally {
-      await admin.disconnect();
-    }
     const pool = createPool(db.url, { max: 10, applicationName: 'a2a-bench' });
-    const setup: Setup = {
-      options,
-      db,
-      pool,
-      brokers,
-      kafka,
-      channel: `${NOTICE_CHANNEL}:${randomBytes(6).toString('hex')}`,
-      topics,
-      groups,
-      redisPid: redisInfo.pid,
-      kafkaPid,
-    };
+    const setup: Setup = { options, db, pool };
     try {
-      const notify = notifySignaller(pool);
-      const redis = await redisSignaller(options.redisUrl, setup.channel);
-      const kafkaSignal = await kafkaSignaller(kafka, kafkaTopic, options.kafkaAcks);
-      signallers.push(notify, redis, kafkaSignal);
-      const byMechanism: Record<Mechanism, Signaller> = { notify, redis, kafka: kafkaSignal };
+      const figures = await measureNotify(setup);
+      const write = await measureWritePath(setup);
 
-      const figures = new Map<Mechanism, MechanismFigures>();
-      for (const mechanism of options.only) {
-        figures.set(
-          mechanism,
-          await measureMechanism(setup, mechanism, byMechanism[mechanism], kafkaTopic),
-        );
-      }
-      const pipeline = options.pipeline ? await measurePipeline(setup, notify) : [];
-      const write = await measureWritePath(setup, [
-        { label: 'append alone', signaller: null },
-        { label: 'append + NOTIFY inside', signaller: notify },
-        { label: 'append, then Redis PUBLISH', signaller: redis },
-        { label: `append, then Kafka send (acks ${options.kafkaAcks})`, signaller: kafkaSignal },
-      ]);
-
-      const all = [...figures.values()];
       console.log('');
       console.log(
-        `## 1. Delivery latency: ${options.rate} appends/s for ${options.seconds} s (relay: ${options.pipelineSeconds} s), then ${options.lowRate}/s for ${options.lowSeconds} s; COMMIT → each of ${options.listeners} listeners (ms)`,
+        `## 1. Delivery latency: ${options.rate} appends/s for ${options.seconds} s, then ${options.lowRate}/s for ${options.lowSeconds} s; COMMIT → each of ${options.listeners} listeners (ms)`,
       );
       console.log(
         table(
           [
-            'mechanism',
-            'signals/s',
-            'signals',
+            'notices/s',
+            'notices',
             'errors',
             'deliveries',
             'missed',
@@ -1510,31 +1084,27 @@ async function main(): Promise<number> {
             'from COMMIT sent p50',
             'p99',
             'COMMIT p50',
-            'publish step p50',
             'CPU ms/1000, each listener',
-            'CPU ms/1000, server',
+            'CPU ms/1000, LISTEN backends',
           ],
-          [...all.flatMap((f) => f.latency), ...pipeline],
+          figures.latency,
         ),
       );
       console.log(
-        'deliveries = signals × listeners that received them. p50/p99/max: from COMMIT acknowledged to the publisher\n' +
-          '(negative when the listener had the NOTIFY before the publisher had processed the COMMIT reply); "from\n' +
+        'deliveries = notices × listeners that received them. p50/p99/max: from COMMIT acknowledged to the publisher\n' +
+          '(negative when the listener had the notice before the publisher had processed the COMMIT reply); "from\n' +
           'COMMIT sent": from the moment the publisher sent COMMIT (includes the commit itself). "COMMIT": COMMIT\n' +
-          'sent → acknowledged; "publish step": the PUBLISH / send after COMMIT (0 for NOTIFY, inside the transaction).\n' +
-          'CPU: user + system ms per 1000 signals, of each listener process (mean of the listeners) and of the server\n' +
-          'side (NOTIFY: the LISTEN backends; Redis: redis-server; Kafka: the broker JVM; whole processes, shared with\n' +
-          'other users), over the run and its drain.',
+          'sent → acknowledged. CPU: user + system ms per 1000 notices, of each listener process (mean of the\n' +
+          'listeners) and of their LISTEN backends together, over the run and its drain.',
       );
       console.log('');
       console.log(
-        `## 2. Throughput: ${options.concurrency} requests in flight for ${options.throughputSeconds} s, signals only (no append)`,
+        `## 2. Throughput: ${options.concurrency} transactions in flight for ${options.throughputSeconds} s, notices only (no append)`,
       );
       console.log(
         table(
           [
-            'mechanism',
-            'signals/request',
+            'notices/transaction',
             'sent',
             'errors',
             'sent/s',
@@ -1544,15 +1114,15 @@ async function main(): Promise<number> {
             'p50 ms',
             'p99 ms',
           ],
-          all.flatMap((f) => f.throughput),
+          figures.throughput,
         ),
       );
       console.log(
-        'For NOTIFY one request = one autocommit transaction (SELECT pg_notify(...) FROM unnest(...)). "delivered to all/s"\n' +
-          '= signals every listener got / (last delivery − first send). Latency from the request sent to receipt.',
+        'One transaction: SELECT pg_notify(...) FROM unnest(...), autocommit. "delivered to all/s" = notices every\n' +
+          'listener got / (last delivery − first send). Latency from the transaction sent to receipt.',
       );
       console.log('');
-      console.log('## 3. Write path: one small append transaction, with the publish step');
+      console.log('## 3. Write path: one small append transaction, without and with its NOTIFY');
       console.log(
         table(
           ['variant', 'appends', 'p50 ms', 'p99 ms', 'mean ms', 'added p50 ms', 'added mean ms'],
@@ -1581,7 +1151,7 @@ async function main(): Promise<number> {
         'Waits: mean number of appender backends waiting on each event (pg_stat_activity sampled every 20 ms).\n' +
           '"Lock:object" is the lock NOTIFY takes at commit on "database 0" (cluster-wide) and holds until the\n' +
           'commit is flushed, so notifying commits queue one behind another; anything else on the Postgres server\n' +
-          'that notifies takes the same lock. The Redis/Kafka variants publish after COMMIT, outside the transaction.',
+          'that notifies takes the same lock.',
       );
       console.log('');
       console.log(
@@ -1590,8 +1160,7 @@ async function main(): Promise<number> {
       console.log(
         table(
           [
-            'mechanism',
-            'signals',
+            'notices',
             'down ms',
             'reconnect ms',
             'committed while down',
@@ -1603,14 +1172,13 @@ async function main(): Promise<number> {
             'dup',
             'listeners 2-4 missed',
           ],
-          all.map((f) => f.drop),
+          [figures.drop],
         ),
       );
       console.log(
-        '"down": from closing the connection to listening again (LISTEN / SUBSCRIBE done, Kafka group joined);\n' +
-          '"reconnect": the part of it spent reconnecting after the pause. "late": committed while listener 1 was down\n' +
-          'and received after it came back (max: commit → receipt). "missed (other)": committed outside that window\n' +
-          '(Redis, Kafka: COMMIT acknowledged just before the drop, published after it).',
+        '"down": from closing the connection to listening again (LISTEN done); "reconnect": the part of it spent\n' +
+          'reconnecting after the pause. "late": committed while listener 1 was down and received after it came\n' +
+          'back (max: commit → receipt). "missed (other)": committed outside that window.',
       );
       console.log('');
       console.log(
@@ -1619,16 +1187,11 @@ async function main(): Promise<number> {
           .join(' ')}`,
       );
     } finally {
-      for (const signaller of signallers) {
-        await signaller.close().catch(() => undefined);
-      }
       await pool.end();
     }
     return 0;
   } finally {
-    cleanups.delete(cleanKafka);
     cleanups.delete(dropDatabase);
-    await cleanKafka();
     await dropDatabase();
   }
 }

@@ -1,11 +1,10 @@
 import {
   AUDIT_OUTCOMES,
   AuditLog,
-  type AuditOutcome,
+  MAX_PAGE_SIZE,
   type AuditPage,
   type VerifyResult,
 } from '@lib/audit';
-import { InvalidInput } from '@lib/tenancy';
 import {
   Controller,
   Get,
@@ -17,11 +16,24 @@ import {
   UseGuards,
   UseInterceptors,
 } from '@nestjs/common';
+import { z } from 'zod';
 import { AdminAuditInterceptor } from './admin-audit.interceptor';
 import { AdminErrorsFilter } from './admin-errors.filter';
 import { AdminRoute } from './admin-route';
 import { AdminGuard } from './admin.guard';
-import { queryText, tenantParam } from './params';
+import { parseQuery, queryInteger, queryText, queryTime, tenantParam } from './params';
+
+/** The query of the audit trail; filters combine with AND, time is `from ≤ t < to`. */
+export const auditQuery = z.object({
+  from: queryTime.optional(),
+  to: queryTime.optional(),
+  principal: queryText.optional(),
+  operation: queryText.optional(),
+  outcome: z.enum(AUDIT_OUTCOMES).optional(),
+  resource: queryText.optional(),
+  limit: queryInteger(1, MAX_PAGE_SIZE).optional(),
+  cursor: queryText.optional(),
+});
 
 /**
  * A tenant's audit trail (the platform's own under the tenant id `_platform`): records newest first with
@@ -40,45 +52,8 @@ export class AuditController {
     @Param('tenantId') tenantId: string,
     @Query() query: Record<string, unknown>,
   ): Promise<AuditPage> {
-    const text = (name: string): string | undefined => queryText(query, name);
-    const time = (name: string): Date | undefined => {
-      const value = text(name);
-      if (value === undefined) {
-        return undefined;
-      }
-      const at = new Date(value);
-      if (Number.isNaN(at.getTime())) {
-        throw new InvalidInput(`query parameter ${name} must be an RFC 3339 time`, [
-          { field: name, description: 'must be an RFC 3339 time' },
-        ]);
-      }
-      return at;
-    };
-    const outcome = text('outcome');
-    if (outcome !== undefined && !(AUDIT_OUTCOMES as readonly string[]).includes(outcome)) {
-      throw new InvalidInput(
-        `query parameter outcome must be one of ${AUDIT_OUTCOMES.join(', ')}`,
-        [{ field: 'outcome', description: `one of ${AUDIT_OUTCOMES.join(', ')}` }],
-      );
-    }
-    const limit = text('limit');
-    const from = time('from');
-    const to = time('to');
-    const principalId = text('principal');
-    const operation = text('operation');
-    const resource = text('resource');
-    const cursor = text('cursor');
-    return this.log.query({
-      tenantId: tenantParam(tenantId),
-      ...(from ? { from } : {}),
-      ...(to ? { to } : {}),
-      ...(principalId ? { principalId } : {}),
-      ...(operation ? { operation } : {}),
-      ...(outcome ? { outcome: outcome as AuditOutcome } : {}),
-      ...(resource ? { resource } : {}),
-      ...(limit !== undefined ? { limit: Number(limit) } : {}),
-      ...(cursor ? { cursor } : {}),
-    });
+    const { principal, ...filters } = parseQuery(auditQuery, query);
+    return this.log.query({ tenantId: tenantParam(tenantId), principalId: principal, ...filters });
   }
 
   /** Recomputes the tenant's chain; names the first broken record when there is one. */

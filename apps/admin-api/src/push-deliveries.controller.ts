@@ -1,8 +1,9 @@
 import {
+  DELIVERY_STATES,
+  MAX_DELIVERY_PAGE_SIZE,
   PushDeliveryStore,
   type DeliveryPage,
   type DeliveryRecord,
-  type DeliveryState,
 } from '@lib/push';
 import { NotFound } from '@lib/tenancy';
 import {
@@ -16,12 +17,21 @@ import {
   UseGuards,
   UseInterceptors,
 } from '@nestjs/common';
+import { z } from 'zod';
 import { AdminAuditInterceptor } from './admin-audit.interceptor';
 import { AdminErrorsFilter } from './admin-errors.filter';
 import { AdminRoute } from './admin-route';
 import { AdminGuard } from './admin.guard';
-import { queryText, tenantParam } from './params';
+import { parseQuery, queryInteger, queryText, tenantParam } from './params';
 import { PushLanes } from './push-lanes';
+
+/** The query of the deliveries' listing; filters combine with AND. */
+export const deliveryQuery = z.object({
+  task: queryText.optional(),
+  state: z.enum(DELIVERY_STATES).optional(),
+  limit: queryInteger(1, MAX_DELIVERY_PAGE_SIZE).optional(),
+  cursor: queryText.optional(),
+});
 
 /**
  * A tenant's webhook deliveries (docs/push.md "Operating"): each with its state, attempts, last outcome and
@@ -44,17 +54,8 @@ export class PushDeliveriesController {
     @Param('tenantId') tenantId: string,
     @Query() query: Record<string, unknown>,
   ): Promise<DeliveryPage> {
-    const taskId = queryText(query, 'task');
-    const state = queryText(query, 'state');
-    const limit = queryText(query, 'limit');
-    const cursor = queryText(query, 'cursor');
-    return this.deliveries.list({
-      tenantId: tenantParam(tenantId),
-      ...(taskId !== undefined ? { taskId } : {}),
-      ...(state !== undefined ? { state: state as DeliveryState } : {}),
-      ...(limit !== undefined ? { limit: Number(limit) } : {}),
-      ...(cursor !== undefined ? { cursor } : {}),
-    });
+    const { task, ...filters } = parseQuery(deliveryQuery, query);
+    return this.deliveries.list({ tenantId: tenantParam(tenantId), taskId: task, ...filters });
   }
 
   /** Only a dead delivery is redriven; any other, like an unknown one, is not found (nothing changes). */

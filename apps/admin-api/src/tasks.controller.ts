@@ -1,5 +1,5 @@
 import { TASK_STATES } from '@lib/a2a-protocol';
-import { InvalidInput, NotFound, TenantStore, type TenantId } from '@lib/tenancy';
+import { NotFound, TenantStore, type TenantId } from '@lib/tenancy';
 import {
   Controller,
   Get,
@@ -11,11 +11,12 @@ import {
   UseInterceptors,
 } from '@nestjs/common';
 import type { Response } from 'express';
+import { z } from 'zod';
 import { AdminAuditInterceptor } from './admin-audit.interceptor';
 import { AdminErrorsFilter } from './admin-errors.filter';
 import { AdminRoute } from './admin-route';
 import { AdminGuard } from './admin.guard';
-import { queryText, tenantParam } from './params';
+import { parseQuery, queryInteger, queryText, tenantParam } from './params';
 import { StreamingAnswer } from './streaming-answer';
 import {
   MAX_TASK_PAGE_SIZE,
@@ -31,6 +32,28 @@ import { TaskChangeFeed } from './task-changes';
 export const CHANGES_HEARTBEAT_MS = 15_000;
 /** A change stream whose client reads slower than this much output is behind is cut off (it reconnects). */
 const MAX_UNSENT_BYTES = 1 << 20;
+
+/** What the listing and the change stream filter on. */
+const taskFilters = {
+  agentId: queryText.optional(),
+  state: z.enum(TASK_STATES).optional(),
+  contextId: queryText.optional(),
+};
+/** The query of the listing. */
+export const taskListQuery = z.object({
+  ...taskFilters,
+  limit: queryInteger(1, MAX_TASK_PAGE_SIZE).default(50),
+  cursor: queryText.optional().describe('nextCursor of the previous page, same filters'),
+});
+/** The query of the change stream. */
+export const taskChangesQuery = z.object(taskFilters);
+/** The query of a task's timeline. */
+export const taskEventsQuery = z.object({
+  after: queryInteger(0, 2 ** 31 - 1)
+    .default(0)
+    .describe('events after this generation (nextAfter of the previous page)'),
+  limit: queryInteger(1, MAX_TASK_PAGE_SIZE).default(200),
+});
 
 /**
  * A tenant's tasks for operators (docs/admin.md "Tasks"): the listing, one task as stored, its event timeline
@@ -54,20 +77,7 @@ export class TasksController {
     @Query() query: Record<string, unknown>,
   ): Promise<TaskPage> {
     const tenant = await this.tenant(tenantId);
-    const text = (name: string): string | undefined => queryText(query, name);
-    const agentId = text('agentId');
-    const state = text('state');
-    const contextId = text('contextId');
-    const limit = text('limit');
-    const cursor = text('cursor');
-    return this.tasks.list({
-      tenantId: tenant,
-      ...(agentId !== undefined ? { agentId } : {}),
-      ...(state !== undefined ? { state } : {}),
-      ...(contextId !== undefined ? { contextId } : {}),
-      ...(limit !== undefined ? { limit: Number(limit) } : {}),
-      ...(cursor !== undefined ? { cursor } : {}),
-    });
+    return this.tasks.list({ tenantId: tenant, ...parseQuery(taskListQuery, query) });
   }
 
   /**
@@ -83,14 +93,7 @@ export class TasksController {
     @Res() res: Response,
   ): Promise<StreamingAnswer> {
     const tenant = await this.tenant(tenantId);
-    const agentId = queryText(query, 'agentId');
-    const contextId = queryText(query, 'contextId');
-    const state = queryText(query, 'state');
-    if (state !== undefined && !(TASK_STATES as readonly string[]).includes(state)) {
-      throw new InvalidInput(`query parameter state must be one of ${TASK_STATES.join(', ')}`, [
-        { field: 'state', description: `one of ${TASK_STATES.join(', ')}` },
-      ]);
-    }
+    const { agentId, contextId, state } = parseQuery(taskChangesQuery, query);
     const matches = (change: TaskChange): boolean =>
       (agentId === undefined || change.agentId === agentId) &&
       (contextId === undefined || change.contextId === contextId) &&
@@ -121,8 +124,7 @@ export class TasksController {
     @Query() query: Record<string, unknown>,
   ): Promise<TimelinePage> {
     const tenant = await this.tenant(tenantId);
-    const after = integer(queryText(query, 'after') ?? '0', 'after', 0, 2 ** 31 - 1);
-    const limit = integer(queryText(query, 'limit') ?? '200', 'limit', 1, MAX_TASK_PAGE_SIZE);
+    const { after, limit } = parseQuery(taskEventsQuery, query);
     const page = await this.tasks.timeline(tenant, taskId, after, limit);
     if (!page) {
       throw new NotFound(`no task ${taskId.slice(0, 140)} in tenant ${tenant}`);
@@ -171,15 +173,4 @@ export class TasksController {
     // The client went away (or the connection broke): stop watching.
     res.on('close', end);
   }
-}
-
-/** A query parameter that must be an integer in [min, max]; 400 naming it otherwise. */
-function integer(text: string, field: string, min: number, max: number): number {
-  const value = Number(text);
-  if (!/^\d+$/.test(text) || value < min || value > max) {
-    throw new InvalidInput(`query parameter ${field} must be an integer from ${min} to ${max}`, [
-      { field, description: `an integer from ${min} to ${max}` },
-    ]);
-  }
-  return value;
 }

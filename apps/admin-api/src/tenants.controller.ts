@@ -1,4 +1,4 @@
-import { Conflict, InvalidInput, TenantStore, type TenantRecord } from '@lib/tenancy';
+import { Conflict, InvalidInput, parseInput, TenantStore, type TenantRecord } from '@lib/tenancy';
 import {
   Body,
   Controller,
@@ -12,12 +12,18 @@ import {
   UseGuards,
   UseInterceptors,
 } from '@nestjs/common';
+import { z } from 'zod';
 import { AdminAuditInterceptor } from './admin-audit.interceptor';
 import { AdminErrorsFilter } from './admin-errors.filter';
 import { AdminRoute } from './admin-route';
 import { AdminGuard } from './admin.guard';
 import { tenantParam } from './params';
 import { TenantUsageReader, type UsageReport } from './tenant-usage';
+
+/** The body of a purge: the tenant id again, so that a purge is never sent by mistake. */
+export const purgeConfirmationSchema = z.object({
+  confirm: z.string().describe('the tenant id again'),
+});
 
 /** Tenants: create, list, read, change quotas, suspend, resume, and delete in two steps. */
 @Controller('admin/v1/tenants')
@@ -94,7 +100,7 @@ export class TenantsController {
     @Body() body: unknown,
   ): Promise<{ tenantId: string; deleted: Record<string, number> }> {
     const tenant = tenantParam(tenantId);
-    const confirm = (body as { confirm?: unknown } | null)?.confirm;
+    const { confirm } = parseInput(purgeConfirmationSchema, body, 'purge confirmation');
     if (confirm !== tenant) {
       throw new InvalidInput('a purge must be confirmed with the tenant id', [
         { field: 'confirm', description: `must be "${tenant}"` },

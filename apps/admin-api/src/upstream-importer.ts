@@ -37,7 +37,7 @@ import {
   type UpstreamSummary,
   type UpstreamWrite,
 } from '@lib/upstream';
-import { z } from 'zod';
+import { z } from './openapi-zod';
 
 /** Header names as RFC 9110 tokens; those the bridge's transport sets itself cannot be chosen. */
 const RESERVED_HEADERS = new Set([
@@ -58,14 +58,24 @@ const headerValue = z
   .max(8_192)
   .regex(/^[\t\x20-\x7e\x80-\xff]*$/, 'must be a valid header value');
 
-const importSchema = z
+/** The body of an import (docs/upstream.md). */
+export const agentImportSchema = z
   .object({
-    /** The upstream agent card's URL (e.g. `https://agent.example/.well-known/agent-card.json`). */
-    cardUrl: z.string().url().max(2_048),
-    /** Headers sent with the card request and every call upstream (an API key, `Authorization`). */
-    headers: z.record(headerName, headerValue).optional(),
+    cardUrl: z
+      .string()
+      .url()
+      .max(2_048)
+      .describe(
+        "the upstream agent card's URL, e.g. https://agent.example/.well-known/agent-card.json",
+      ),
+    headers: z
+      .record(headerName, headerValue)
+      .optional()
+      .describe(
+        'Sent with the card request and every call upstream (an API key, `Authorization`); stored ' +
+          'sealed, never answered. Omitted: no headers.',
+      ),
     binding: z.enum(UPSTREAM_BINDINGS).optional(),
-    /** OAuth 2 client credentials the bridge gets bearer tokens with (RFC 6749 §4.4). */
     oauth2: z
       .object({
         tokenUrl: z
@@ -74,11 +84,15 @@ const importSchema = z
           .max(2_048)
           .refine((url) => /^https?:\/\//.test(url), 'must be an http(s) URL'),
         clientId: z.string().min(1).max(1_024),
-        clientSecret: z.string().min(1).max(4_096),
+        clientSecret: z.string().min(1).max(4_096).openapi({ writeOnly: true }),
         scope: z.string().min(1).max(1_024).optional(),
       })
       .strict()
-      .optional(),
+      .optional()
+      .describe(
+        'OAuth 2 client credentials (RFC 6749 §4.4): the bridge gets a bearer token at tokenUrl and ' +
+          'sends it upstream, cached until it expires; the secret is stored sealed, never answered.',
+      ),
   })
   .strict();
 
@@ -144,7 +158,7 @@ export class UpstreamImporter {
         { field: 'agentId', description: 'no "/", white space or control characters, 1 to 128' },
       ]);
     }
-    const spec = parseInput(importSchema, body, 'import');
+    const spec = parseInput(agentImportSchema, body, 'import');
     const box = this.secretBox();
     const ref: AgentRef = { tenantId, agentId: agentIdOf(agentId) };
     const headers = spec.headers ?? {};

@@ -8,12 +8,16 @@ import {
   UseGuards,
   UseInterceptors,
 } from '@nestjs/common';
+import { z } from 'zod';
 import { AdminAuditInterceptor } from './admin-audit.interceptor';
 import { AdminErrorsFilter } from './admin-errors.filter';
 import { AdminRoute } from './admin-route';
 import { AdminGuard } from './admin.guard';
 import { ConnectedWorkersStore, type ConnectedWorker } from './connected-workers.store';
-import { queryText, tenantParam } from './params';
+import { parseQuery, queryText, tenantParam } from './params';
+
+/** The query of the workers' listing. */
+export const workerQuery = z.object({ agentId: queryText.optional() });
 
 /**
  * The worker sessions connected to the task-service replicas, per tenant (docs/admin.md "Workers"): each with
@@ -36,6 +40,7 @@ export class WorkersController {
     @Query() query: Record<string, unknown>,
   ): Promise<{ workers: ConnectedWorker[] }> {
     const tenant = (await this.tenants.get(tenantParam(tenantId))).tenantId;
-    return { workers: await this.workers.list(tenant, queryText(query, 'agentId')) };
+    const { agentId } = parseQuery(workerQuery, query);
+    return { workers: await this.workers.list(tenant, agentId) };
   }
 }
