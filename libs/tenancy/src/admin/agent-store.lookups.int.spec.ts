@@ -3,10 +3,10 @@
  * agent with its definition, and the agent as the ingress serves it (its tenant's status, quotas and whether
  * it trusts OIDC issuers). Another tenant's agent of the same id is never found.
  */
+import { agentIdOf, tenantIdOf } from '@lib/ids';
 import { createTestDatabase, type TestDatabase } from '@lib/testing';
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { agentIdOf, tenantIdOf } from '@lib/ids';
 import { seedTenant } from '../seed';
 import { AgentStore } from './agent-store';
 import { TenantStore } from './tenant-store';

@@ -3,10 +3,10 @@
  * (another tenant's is unknown), a key in whatever tenant it belongs to (for routes that name none), an admin
  * credential, a worker credential. Revoked credentials are never found.
  */
+import { agentIdOf, tenantIdOf } from '@lib/ids';
 import { createTestDatabase, type TestDatabase } from '@lib/testing';
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { agentIdOf, tenantIdOf } from '@lib/ids';
 import { hashSecret } from '../secrets';
 import { seedTenant } from '../seed';
 import { CredentialStore } from './credential-store';
