@@ -1,6 +1,6 @@
 import type { StreamResponse } from '@lib/a2a-protocol';
 import type { CommittedTaskEvent, EventMetadata } from '@lib/event-store';
-import { toStreamResponse } from '@lib/task-domain';
+import { taskIdOfStream, toStreamResponse } from '@lib/task-domain';
 
 /** Version of the record value schema (docs/asyncapi.yaml); bumped only with a new topic or a new field set. */
 export const TASK_EVENT_RECORD_SCHEMA = 'a2a-platform.task-event';
@@ -36,15 +36,10 @@ export interface TaskEventRecord {
   headers: Record<string, string>;
 }
 
-/** The task id of a task stream id `task:<tenant>:<task>`. */
-export function taskIdOf(streamId: string): string {
-  const [, , ...rest] = streamId.split(':');
-  return rest.join(':');
-}
-
 /** Maps one event of the log to its Kafka record: key = task id (per-task ordering), CloudEvents headers. */
 export function toTaskEventRecord(row: CommittedTaskEvent): TaskEventRecord {
-  const taskId = taskIdOf(row.streamId);
+  // The relay reads task streams only (`task:<tenant>:<task>`); any other would be keyed by its own id.
+  const taskId = taskIdOfStream(row.tenantId, row.streamId) ?? row.streamId;
   const { event } = row;
   const value: TaskEventRecordValue = {
     schema: TASK_EVENT_RECORD_SCHEMA,

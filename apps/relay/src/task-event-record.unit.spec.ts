@@ -1,6 +1,6 @@
 import type { CommittedTaskEvent } from '@lib/event-store';
 import { describe, expect, it } from 'vitest';
-import { taskIdOf, toTaskEventRecord } from './task-event-record';
+import { toTaskEventRecord } from './task-event-record';
 
 const status = { state: 'TASK_STATE_WORKING', timestamp: '2026-01-01T00:00:00.000Z' } as const;
 
@@ -73,7 +73,9 @@ describe('task event records', () => {
     expect(JSON.parse(record.value).streamResponse).toBeNull();
   });
 
-  it('read the task id from a stream id', () => {
-    expect(taskIdOf('task:acme:abc')).toBe('abc');
+  it('take the task id whole from the stream id, colons included', () => {
+    const record = toTaskEventRecord({ ...row, streamId: 'task:acme:a:b' });
+    expect(record.key).toBe('a:b');
+    expect(JSON.parse(record.value).taskId).toBe('a:b');
   });
 });
