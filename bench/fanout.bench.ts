@@ -21,7 +21,7 @@
  * Default (no scenario): the NOTIFY wake-up of the ingress replicas when a task's stream moves (ADR 0005;
  * `npm run build && node dist/bench/fanout.bench.js`). One publisher (this process) and `--listeners` (4)
  * `LISTEN a2a_platform` connections, each in a process of its own, as 4 ingress replicas hold them; the
- * publisher's appends notify inside their transaction, as apps/task-service/src/task.repository.ts does.
+ * publisher's appends notify inside their transaction, as apps/task-service/src/write/task-decisions.ts does.
  * The comparison with Redis pub/sub and Kafka that ADR 0005 decided was removed from this file (the ADR keeps
  * its figures and says where the code is in the history).
  *

@@ -37,8 +37,8 @@ import { TaskViews } from './queries/task-views';
 import { ServiceAudit } from './service-audit';
 import { TaskCommands } from './task-commands';
 import { TaskServiceOps } from './task-service-ops';
-import { TaskRepository } from './task.repository';
 import { PG_POOL, TASK_SERVICE_CONFIG, TASK_SERVICE_FEATURES } from './tokens';
+import { TaskDecisions } from './write/task-decisions';
 import { PostgresTaskStore, TaskStore } from './write/task-store';
 import { TaskWatch } from './write/task-watch';
 import { AuditSink, TaskWriter } from './write/task-writer';
@@ -87,7 +87,7 @@ export class TaskServiceModule {
         TaskWriter,
         TaskWatch,
         WorkQueue,
-        TaskRepository,
+        TaskDecisions,
         TaskViews,
         {
           provide: ConfigChanges,

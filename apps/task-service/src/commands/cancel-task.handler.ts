@@ -16,8 +16,8 @@ import {
   type Versioned,
 } from '../call-context';
 import { TaskViews } from '../queries/task-views';
-import { TaskRepository } from '../task.repository';
 import { TASK_SERVICE_CONFIG } from '../tokens';
+import { TaskDecisions } from '../write/task-decisions';
 import { TaskWatch } from '../write/task-watch';
 
 /**
@@ -28,7 +28,7 @@ import { TaskWatch } from '../write/task-watch';
 @Injectable()
 export class CancelTaskHandler {
   constructor(
-    private readonly tasks: TaskRepository,
+    private readonly tasks: TaskDecisions,
     private readonly views: TaskViews,
     private readonly watch: TaskWatch,
     @Inject(TASK_SERVICE_CONFIG) private readonly config: TaskServiceConfig,

@@ -13,16 +13,7 @@ import {
 } from '@lib/a2a-protocol';
 import type { TaskServiceConfig } from '@lib/config';
 import { noteTask } from '@lib/observability';
-import {
-  decide,
-  decideAll,
-  evolve,
-  foldTask,
-  initialTaskState,
-  taskStreamId,
-  type TaskCommand,
-  type TaskEvent,
-} from '@lib/task-domain';
+import { decide, decideAll, type TaskCommand, type TaskEvent } from '@lib/task-domain';
 import { taskIdOf, type TaskId } from '@lib/tenancy';
 import { Inject, Injectable } from '@nestjs/common';
 import { createHash } from 'node:crypto';
@@ -33,6 +24,7 @@ import { Dispatcher } from '../dispatch/dispatcher';
 import { PushConfigs } from '../queries/push-configs';
 import { TaskViews, type TaskViewRecord } from '../queries/task-views';
 import { TASK_SERVICE_CONFIG } from '../tokens';
+import { TaskDecisions } from '../write/task-decisions';
 import { TaskStore, type MessageIdClaim, type PushConfigSpec } from '../write/task-store';
 import { recordOf, TaskWatch } from '../write/task-watch';
 import { AuditSink, TaskWriter, type WriteOutcome } from '../write/task-writer';
@@ -59,6 +51,7 @@ interface InlineWebhook {
 export class SendMessageHandler {
   constructor(
     private readonly writer: TaskWriter,
+    private readonly decisions: TaskDecisions,
     private readonly store: TaskStore,
     private readonly views: TaskViews,
     private readonly configs: PushConfigs,
@@ -158,7 +151,7 @@ export class SendMessageHandler {
     if (found) {
       return found;
     }
-    const state = foldTask(await this.events(ctx, taskId));
+    const state = await this.decisions.state({ tenantId: ctx.tenantId, taskId });
     if (
       state.status === 'absent' ||
       state.agentId !== ctx.agentId ||
@@ -169,23 +162,12 @@ export class SendMessageHandler {
     return recordOf(state);
   }
 
-  /** The task stream's events, read from the log. */
-  private async events(ctx: CallContext, taskId: TaskId): Promise<TaskEvent[]> {
-    const streamId = taskStreamId(ctx.tenantId, taskId);
-    const history = await this.store.readStreams([{ tenantId: ctx.tenantId, streamId }]);
-    return history.get(streamId)?.events ?? [];
-  }
-
   /** An exchange the agent answered with a task, as it stood before the agent's first update. */
   private async asAccepted(ctx: CallContext, taskId: TaskId): Promise<TaskViewRecord> {
-    let state = initialTaskState();
-    for (const event of await this.events(ctx, taskId)) {
-      const next = evolve(state, event);
-      if (next.status === 'present' && next.answer.kind === 'task') {
-        break;
-      }
-      state = next;
-    }
+    const state = await this.decisions.state(
+      { tenantId: ctx.tenantId, taskId },
+      (next) => next.status === 'present' && next.answer.kind === 'task',
+    );
     if (state.status === 'absent') {
       throw taskNotFound(taskId);
     }
@@ -207,7 +189,7 @@ export class SendMessageHandler {
     webhook: InlineWebhook | null,
   ): Promise<{ taskId: TaskId }> {
     const task = { tenantId: ctx.tenantId, taskId: earlier };
-    const events = await this.events(ctx, earlier);
+    const events = await this.decisions.events(task);
     assertSameOutputModes(events, request);
     const audit = callAudit(ctx, 'SendMessage', task);
     // An exchange the agent answered with a message has no task to notify about: as for the first send.

@@ -2,6 +2,7 @@ import type { SendMessageResponse, Task } from '@lib/a2a-protocol';
 import type { TaskServiceConfig } from '@lib/config';
 import { taskStreamId } from '@lib/task-domain';
 import { callContext } from '@lib/testing';
+import type { Pool } from 'pg';
 import { describe, expect, it } from 'vitest';
 import { CountingIds } from '../../test/support/counting-ids';
 import { InMemoryTaskStore } from '../../test/support/in-memory-task-store';
@@ -13,6 +14,7 @@ import type { Dispatcher } from '../dispatch/dispatcher';
 import type { WorkerSession } from '../dispatch/worker-session';
 import type { PushConfigs } from '../queries/push-configs';
 import type { TaskViews } from '../queries/task-views';
+import { TaskDecisions } from '../write/task-decisions';
 import { recordOf, type TaskWatch } from '../write/task-watch';
 import { TaskWriter, type WriteOutcome } from '../write/task-writer';
 import { SendMessageHandler } from './send-message.handler';
@@ -70,6 +72,8 @@ function setUp(room = 0) {
   const config = { LEASE_TTL_MS: 30_000, BLOCKING_SEND_TIMEOUT_MS: 1_000 } as TaskServiceConfig;
   const handler = new SendMessageHandler(
     writer,
+    // The stream reads go to the in-memory store; the pool is only the request trace's, unused here.
+    new TaskDecisions({} as Pool, writer, store, new CountingIds()),
     store,
     views,
     {} as PushConfigs,

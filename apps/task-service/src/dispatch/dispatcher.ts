@@ -29,8 +29,8 @@ import { setTimeout as delay } from 'node:timers/promises';
 import { AgentDirectory } from '../agent-directory';
 import { Clock } from '../clock';
 import { NoticeBus } from '../notice-bus';
-import { TaskRepository } from '../task.repository';
 import { TASK_SERVICE_CONFIG } from '../tokens';
+import { TaskDecisions } from '../write/task-decisions';
 import { TaskStore } from '../write/task-store';
 import { TaskWriter, type WriteOutcome } from '../write/task-writer';
 import { afterRound, openSlots, type ClaimRound } from './claim-round';
@@ -73,7 +73,7 @@ export class Dispatcher implements OnApplicationBootstrap, OnModuleDestroy {
   constructor(
     private readonly writer: TaskWriter,
     private readonly store: TaskStore,
-    private readonly tasks: TaskRepository,
+    private readonly tasks: TaskDecisions,
     private readonly work: WorkQueue,
     private readonly bus: NoticeBus,
     private readonly clock: Clock,

@@ -3,6 +3,7 @@ import type { SendMessageResponse, Task, workerPb } from '@lib/a2a-protocol';
 import type { TaskServiceConfig } from '@lib/config';
 import { taskStreamId } from '@lib/task-domain';
 import { callContext } from '@lib/testing';
+import type { Pool } from 'pg';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { CountingIds } from '../../test/support/counting-ids';
 import { InMemoryTaskStore } from '../../test/support/in-memory-task-store';
@@ -13,7 +14,7 @@ import { SendMessageHandler } from '../commands/send-message.handler';
 import type { NoticeBus } from '../notice-bus';
 import type { PushConfigs } from '../queries/push-configs';
 import type { TaskViews } from '../queries/task-views';
-import type { TaskRepository } from '../task.repository';
+import { TaskDecisions } from '../write/task-decisions';
 import type { ChangeRefusal, StreamChange } from '../write/task-store';
 import { recordOf, type TaskWatch } from '../write/task-watch';
 import { TaskWriter } from '../write/task-writer';
@@ -74,7 +75,7 @@ function setUp() {
   const dispatcher = new Dispatcher(
     writer,
     store,
-    {} as TaskRepository,
+    {} as TaskDecisions,
     { queued: () => Promise.resolve([]) } as unknown as WorkQueue,
     {} as NoticeBus,
     new SystemClock(),
@@ -92,6 +93,8 @@ function setUp() {
   dispatcher.attach(session);
   const handler = new SendMessageHandler(
     writer,
+    // The stream reads go to the in-memory store; the pool is only the request trace's, unused here.
+    new TaskDecisions({} as Pool, writer, store, new CountingIds()),
     store,
     {
       find: (_call: unknown, taskId: string) => {

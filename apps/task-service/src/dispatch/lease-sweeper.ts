@@ -11,8 +11,8 @@ import {
 } from '@nestjs/common';
 import { randomUUID } from 'node:crypto';
 import { AgentDirectory } from '../agent-directory';
-import { TaskRepository } from '../task.repository';
 import { TASK_SERVICE_CONFIG } from '../tokens';
+import { TaskDecisions } from '../write/task-decisions';
 import { WorkQueue } from './work-queue';
 
 const BATCH = 100;
@@ -37,7 +37,7 @@ export class LeaseSweeper implements OnApplicationBootstrap, OnModuleDestroy {
   private expiryHeldUntil = 0;
 
   constructor(
-    private readonly tasks: TaskRepository,
+    private readonly tasks: TaskDecisions,
     private readonly work: WorkQueue,
     private readonly agents: AgentDirectory,
     @Inject(TASK_SERVICE_CONFIG) private readonly config: TaskServiceConfig,

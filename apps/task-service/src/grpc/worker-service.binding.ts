@@ -33,8 +33,8 @@ import { WorkQueue } from '../dispatch/work-queue';
 import { WorkerRegistry } from '../dispatch/worker-registry';
 import { WorkerSession } from '../dispatch/worker-session';
 import { ServiceAudit } from '../service-audit';
-import { TaskRepository } from '../task.repository';
 import { TASK_SERVICE_CONFIG } from '../tokens';
+import { TaskDecisions } from '../write/task-decisions';
 import { inUpdateSpan } from './update-span';
 
 const HELLO_TIMEOUT_MS = 10_000;
@@ -75,7 +75,7 @@ export class WorkerServiceBinding {
 
   constructor(
     private readonly work: WorkQueue,
-    private readonly tasks: TaskRepository,
+    private readonly tasks: TaskDecisions,
     private readonly agents: AgentDirectory,
     private readonly audit: ServiceAudit,
     private readonly dispatcher: Dispatcher,

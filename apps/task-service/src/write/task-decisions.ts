@@ -5,15 +5,21 @@ import {
   withTransaction,
   type EventMetadata,
 } from '@lib/event-store';
-import { foldTask, type TaskAggregate, type TaskEvent } from '@lib/task-domain';
+import {
+  evolve,
+  foldTask,
+  initialTaskState,
+  type TaskAggregate,
+  type TaskEvent,
+} from '@lib/task-domain';
 import type { TaskRef } from '@lib/tenancy';
 import { Inject, Injectable } from '@nestjs/common';
 import type { Pool, PoolClient } from 'pg';
-import { IdGenerator } from './clock';
-import { PG_POOL } from './tokens';
-import { streamIdOf } from './write/stream-cache';
-import { streamChange, TaskStore } from './write/task-store';
-import { TaskWriter, type Decision } from './write/task-writer';
+import { IdGenerator } from '../clock';
+import { PG_POOL } from '../tokens';
+import { streamIdOf } from './stream-cache';
+import { streamChange, TaskStore } from './task-store';
+import { TaskWriter, type Decision } from './task-writer';
 
 export interface Execution {
   before: TaskAggregate;
@@ -24,12 +30,14 @@ export interface Execution {
 const MAX_TRIES = 4;
 
 /**
- * Task streams for callers that decide one stream at a time: {@link execute} goes through the group-commit
+ * One task stream's decisions, for callers that decide one stream at a time (the write path's top layer,
+ * over the group-commit {@link TaskWriter} and the SQL of {@link TaskStore}): {@link execute} goes through the
  * writer; {@link executeIn} runs inside a caller's own transaction (the lease sweeper, which locks the work
- * row it acts on): load → decide → append with the expected version → project inline → notify.
+ * row it acts on): load → decide → append with the expected version → project inline → notify. And a
+ * stream's state folded from the log ({@link state}), for what the view does not show.
  */
 @Injectable()
-export class TaskRepository {
+export class TaskDecisions {
   /** The streams each open transaction of {@link transact} changed. */
   private readonly touched = new Map<PoolClient, TaskRef[]>();
   private readonly log: TaskLog;
@@ -96,6 +104,29 @@ export class TaskRepository {
    */
   requestTrace(task: TaskRef, within?: PoolClient): Promise<string | undefined> {
     return this.log.requestTrace({ tenantId: task.tenantId, streamId: streamIdOf(task) }, within);
+  }
+
+  /**
+   * The task's state folded from its stream, for an exchange the view does not show as a task (ADR 0009);
+   * with `until`, the state just before the first one for which it holds.
+   */
+  async state(task: TaskRef, until?: (next: TaskAggregate) => boolean): Promise<TaskAggregate> {
+    let state = initialTaskState();
+    for (const event of await this.events(task)) {
+      const next = evolve(state, event);
+      if (until?.(next)) {
+        break;
+      }
+      state = next;
+    }
+    return state;
+  }
+
+  /** The task stream's events, read from the log. */
+  async events(task: TaskRef): Promise<TaskEvent[]> {
+    const streamId = streamIdOf(task);
+    const history = await this.store.readStreams([{ tenantId: task.tenantId, streamId }]);
+    return history.get(streamId)?.events ?? [];
   }
 
   /** Same as {@link execute} inside the caller's transaction (no retry: the caller owns it). */
