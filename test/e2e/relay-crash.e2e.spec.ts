@@ -131,7 +131,12 @@ function isAfter(a: Cursor, b: Cursor | null): boolean {
  * `since`), it is frozen (SIGSTOP) for a second while the writers go on, let go (SIGCONT) for a few ms, so
  * that it is reading, publishing and checkpointing batches, then killed; then started again.
  */
-async function killMidBatch(scenario: Scenario, kill: Kill, since: Cursor | null): Promise<void> {
+async function killMidBatch(
+  scenario: Scenario,
+  kill: Kill,
+  since: Cursor | null,
+  frozen: () => void,
+): Promise<void> {
   const deadline = Date.now() + 30_000;
   for (;;) {
     const checkpoint = await relayCheckpoint(scenario.db.pool, RELAY_NAME);
@@ -149,6 +154,7 @@ async function killMidBatch(scenario: Scenario, kill: Kill, since: Cursor | null
   }
   kill.atCommitted = kill.committed();
   process.kill(pid, 'SIGSTOP');
+  frozen();
   await sleep(1_000);
   process.kill(pid, 'SIGCONT');
   await sleep(randomInt(5, 40));
@@ -223,6 +229,9 @@ describe('relay process under load', () => {
     let killing: Promise<void> = Promise.resolve();
     let killFailed: Error | undefined;
     let committedNow = 0;
+    // Each kill freezes the relay while the writers still have events to write, however slow the machine:
+    // the writers do not pass the next gate before the relay of the kill before it is frozen.
+    const frozen = [deferred(), deferred()];
     const load = await runWriters(scenario.writers, {
       writers: 8,
       tasks,
@@ -230,7 +239,11 @@ describe('relay process under load', () => {
       eventsPerSecond: 250,
       maxSleepMs: 5,
       notify: true,
-      timeoutMs: 60_000,
+      timeoutMs: 170_000,
+      gates: [
+        { at: EVENTS / 2, open: frozen[0]!.promise },
+        { at: (EVENTS * 3) / 4, open: frozen[1]!.promise },
+      ],
       onProgress: (committed) => {
         committedNow = committed;
         const due = [EVENTS / 4, EVENTS / 2][kills.length];
@@ -243,12 +256,15 @@ describe('relay process under load', () => {
             checkpoint: null,
             resumedAfter: null,
           };
+          const gate = frozen[kills.length]!;
           kills.push(kill);
           killing = killing
-            .then(() => killMidBatch(scenario, kill, previous?.checkpoint ?? null))
+            .then(() => killMidBatch(scenario, kill, previous?.checkpoint ?? null, gate.open))
             .catch((error: unknown) => {
               killFailed ??= error instanceof Error ? error : new Error(String(error));
-            });
+            })
+            // A kill that failed lets the writers finish; the failure is thrown below.
+            .finally(gate.open);
         }
       },
     });
@@ -342,3 +358,12 @@ describe('relay process under load', () => {
     expect(scenario.relay.running, scenario.relay.log.slice(-4_000)).toBe(true);
   }, 300_000);
 });
+
+/** A promise and the function that settles it. */
+function deferred(): { promise: Promise<void>; open: () => void } {
+  let open = (): void => undefined;
+  const promise = new Promise<void>((resolve) => {
+    open = resolve;
+  });
+  return { promise, open };
+}

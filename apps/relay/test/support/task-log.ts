@@ -316,6 +316,18 @@ export interface WriterLoadOptions {
   onCommit?: (result: WriteResult) => void;
   /** Give up (reject) after this long. */
   timeoutMs?: number;
+  /**
+   * Points the writers do not pass before something happened elsewhere: once `at` events are reserved, no
+   * writer starts another transaction until `open` settles. A test that acts on a process *while* the load
+   * runs holds the load with these, instead of hoping to be quick enough.
+   */
+  gates?: readonly WriterGate[];
+}
+
+/** See {@link WriterLoadOptions.gates}. */
+export interface WriterGate {
+  at: number;
+  open: Promise<unknown>;
 }
 
 export interface WriterLoadResult {
@@ -346,6 +358,14 @@ export async function runWriters(
   const pick = (): LogTask => options.tasks[randomInt(0, options.tasks.length - 1)]!;
   const writer = async (): Promise<void> => {
     while (reserved < options.events) {
+      for (const gate of options.gates ?? []) {
+        if (reserved >= gate.at) {
+          await gate.open;
+        }
+      }
+      if (reserved >= options.events) {
+        break;
+      }
       if (performance.now() > deadline) {
         throw new Error(`writers timed out after ${committed}/${options.events} events`);
       }
