@@ -102,7 +102,7 @@ export class TenantsController {
   async purge(
     @Param('tenantId', TenantIdPipe) tenantId: TenantId,
     @Body() body: unknown,
-  ): Promise<{ tenantId: string; deleted: Record<string, number> }> {
+  ): Promise<{ tenantId: TenantId; deleted: Record<string, number> }> {
     const { confirm } = parseInput(purgeConfirmationSchema, body, 'purge confirmation');
     if (confirm !== tenantId) {
       throw new InvalidInput('a purge must be confirmed with the tenant id', [
