@@ -94,8 +94,8 @@ export default tseslint.config(
               message: 'task-domain is pure.',
             },
             {
-              group: ['@lib/*', '!@lib/a2a-protocol'],
-              message: 'task-domain imports only @lib/a2a-protocol.',
+              group: ['@lib/*', '!@lib/a2a-protocol', '!@lib/ids'],
+              message: 'task-domain imports only @lib/a2a-protocol and @lib/ids.',
             },
           ],
         },

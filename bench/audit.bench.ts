@@ -1,3 +1,4 @@
+import { tenantIdOf } from '@lib/ids';
 /**
  * Audit writer throughput (`npm run build && node dist/bench/audit.bench.js`): records/s of one `AuditWriter`
  * on a throw-away database, with 1, 16 and 64 callers that each record an entry, wait until it is durable and
@@ -65,7 +66,7 @@ async function main(): Promise<void> {
     console.log(table(['callers', 'records/s', 'flushes/s', 'records/flush'], rows));
     const log = new AuditLog(db.pool);
     for (const tenantId of TENANTS) {
-      const result = await log.verify(tenantId);
+      const result = await log.verify(tenantIdOf(tenantId));
       if (!result.ok) {
         throw new Error(`chain of ${tenantId} broken: ${JSON.stringify(result.firstBroken)}`);
       }

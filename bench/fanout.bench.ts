@@ -1,3 +1,4 @@
+import { tenantIdOf } from '@lib/ids';
 /**
  * Live fan-out, two scenarios (docs/benchmarks.md "Live fan-out").
  *
@@ -101,7 +102,7 @@ interface Options {
   dropMs: number;
 }
 
-const TENANT = 'bench';
+const TENANT = tenantIdOf('bench');
 const LISTENER_FLAG = '--fanout-listener';
 const METADATA = { actor: { kind: 'system' as const, id: 'fanout-bench' } };
 /** Signals during the drop test: this long before listener 1 drops, and this long after it is back. */

@@ -1,3 +1,4 @@
+import { tenantIdOf } from '@lib/ids';
 /**
  * Push dispatcher benchmark (`npm run bench:push` = `npm run build && node dist/bench/push.bench.js`): webhook
  * deliveries/s of one dispatcher replica, and commit → webhook latency through the whole path (issue 11).
@@ -101,7 +102,7 @@ interface Options {
 }
 
 /** The tenant of every benchmark task; the dispatcher's allowlist lets it reach 127.0.0.1. */
-const TENANT = 'push-bench';
+const TENANT = tenantIdOf('push-bench');
 /** Generations per task in the latency phase. */
 const LATENCY_EVENTS_PER_TASK = 5;
 /** Feed records per produce request in the throughput phase. */

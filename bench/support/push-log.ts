@@ -1,3 +1,4 @@
+import type { TenantId } from '@lib/ids';
 /**
  * What the push benchmark writes into Postgres: webhook configs straight into `ops.push_configs` (the rows the
  * task-service writes when a client registers a webhook, without the `PushConfigRegistered` event, which no
@@ -18,7 +19,7 @@ import { wallMs } from './wall-clock';
 
 /** A task the benchmark delivers webhooks for. */
 export interface PushTask {
-  tenantId: string;
+  tenantId: TenantId;
   taskId: string;
   contextId: string;
   agentId: string;
@@ -33,7 +34,7 @@ const OWNER = 'push-bench';
 /** Rows per INSERT when seeding configs. */
 const SEED_CHUNK = 5_000;
 
-export function newPushTasks(tenantId: string, count: number, agentId = 'echo'): PushTask[] {
+export function newPushTasks(tenantId: TenantId, count: number, agentId = 'echo'): PushTask[] {
   return Array.from({ length: count }, () => ({
     tenantId,
     taskId: randomUUID(),

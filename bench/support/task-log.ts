@@ -1,3 +1,4 @@
+import { tenantIdOf } from '@lib/ids';
 import { taskStreamId } from '@lib/task-domain';
 import type { Pool } from 'pg';
 
@@ -15,6 +16,7 @@ export async function readTaskLogs(
   tenantId: string,
   taskIds: readonly string[],
 ): Promise<Map<string, LogEntry[]>> {
+  const tenant = tenantIdOf(tenantId);
   const result = await pool.query<{
     stream_id: string;
     stream_version: number;
@@ -26,7 +28,7 @@ export async function readTaskLogs(
        FROM events.messages
       WHERE tenant_id = $1 AND stream_id = ANY($2::text[])
       ORDER BY stream_id, stream_version`,
-    [tenantId, taskIds.map((id) => taskStreamId(tenantId, id))],
+    [tenantId, taskIds.map((id) => taskStreamId(tenant, id))],
   );
   const byStream = new Map<string, LogEntry[]>();
   for (const row of result.rows) {
@@ -34,5 +36,5 @@ export async function readTaskLogs(
     entries.push({ version: row.stream_version, type: row.event_type, atMs: row.at_ms });
     byStream.set(row.stream_id, entries);
   }
-  return new Map(taskIds.map((id) => [id, byStream.get(taskStreamId(tenantId, id)) ?? []]));
+  return new Map(taskIds.map((id) => [id, byStream.get(taskStreamId(tenant, id)) ?? []]));
 }

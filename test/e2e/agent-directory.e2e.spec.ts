@@ -1,3 +1,4 @@
+import { tenantIdOf } from '@lib/ids';
 /**
  * `GET /a2a/agents`: the agents of the API key's own tenant, with their cards' URLs (the console's playground
  * lists them). A key names one tenant; another tenant's agents are never listed; no key, a wrong key or a key
@@ -56,8 +57,13 @@ describe('the agent directory of an API key', () => {
   it('refuses no key, a wrong key and a key of a suspended tenant with 401, each an audit record', async () => {
     const audit = new AuditLog(platform.db.pool);
     const refusals = async (tenantId: string) =>
-      (await audit.query({ tenantId, operation: 'a2a.authenticate', resource: 'agent-directory' }))
-        .records;
+      (
+        await audit.query({
+          tenantId: tenantIdOf(tenantId),
+          operation: 'a2a.authenticate',
+          resource: 'agent-directory',
+        })
+      ).records;
     expect((await directory()).status).toBe(401);
     expect((await directory('not-a-key')).status).toBe(401);
     expect((await refusals(PLATFORM_TENANT)).map((r) => r.outcome)).toEqual([

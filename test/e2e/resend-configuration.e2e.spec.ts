@@ -1,3 +1,4 @@
+import { tenantIdOf } from '@lib/ids';
 /**
  * A message sent again with a configuration of its own (issue 31, docs/conformance.md "A message sent
  * again"): on each binding, for SendMessage and SendStreamingMessage, the resend of a message that left its
@@ -96,7 +97,7 @@ async function eventCount(taskId: string, type: string): Promise<number> {
   const result = await platform.db.pool.query<{ n: string }>(
     `SELECT count(*) AS n FROM events.messages
       WHERE tenant_id = 'demo' AND stream_id = $1 AND event_type = $2`,
-    [taskStreamId('demo', taskId), type],
+    [taskStreamId(tenantIdOf('demo'), taskId), type],
   );
   return Number(result.rows[0]?.n);
 }

@@ -1,3 +1,4 @@
+import type { AgentId, TenantId } from '@lib/ids';
 import { AgentStore, type AgentRecord } from '@lib/tenancy';
 import {
   Body,
@@ -17,7 +18,7 @@ import { AdminAuditInterceptor } from './admin-audit.interceptor';
 import { AdminErrorsFilter } from './admin-errors.filter';
 import { AdminRoute } from './admin-route';
 import { AdminGuard } from './admin.guard';
-import { agentParam, tenantParam } from './params';
+import { AgentIdPipe, TenantIdPipe } from './params';
 
 /**
  * A tenant's agents: the card definition and the worker policy. A change is served by every ingress and
@@ -33,38 +34,40 @@ export class AgentsController {
   @Put(':agentId')
   @AdminRoute('admin.agent.put', 'tenant:admin')
   async put(
-    @Param('tenantId') tenantId: string,
+    @Param('tenantId', TenantIdPipe) tenantId: TenantId,
     @Param('agentId') agentId: string,
     @Body() body: unknown,
     @Res({ passthrough: true }) res: Response,
   ): Promise<AgentRecord> {
-    const { agent, created } = await this.agents.put(tenantParam(tenantId), agentId, body);
+    const { agent, created } = await this.agents.put(tenantId, agentId, body);
     res.status(created ? 201 : 200);
     return agent;
   }
 
   @Get()
   @AdminRoute('admin.agent.list', 'tenant:admin')
-  async list(@Param('tenantId') tenantId: string): Promise<{ agents: AgentRecord[] }> {
-    return { agents: await this.agents.list(tenantParam(tenantId)) };
+  async list(
+    @Param('tenantId', TenantIdPipe) tenantId: TenantId,
+  ): Promise<{ agents: AgentRecord[] }> {
+    return { agents: await this.agents.list(tenantId) };
   }
 
   @Get(':agentId')
   @AdminRoute('admin.agent.get', 'tenant:admin')
   get(
-    @Param('tenantId') tenantId: string,
-    @Param('agentId') agentId: string,
+    @Param('tenantId', TenantIdPipe) tenantId: TenantId,
+    @Param('agentId', AgentIdPipe) agentId: AgentId,
   ): Promise<AgentRecord> {
-    return this.agents.get(agentParam(tenantId, agentId));
+    return this.agents.get({ tenantId, agentId });
   }
 
   @Delete(':agentId')
   @HttpCode(204)
   @AdminRoute('admin.agent.delete', 'tenant:admin')
   async remove(
-    @Param('tenantId') tenantId: string,
-    @Param('agentId') agentId: string,
+    @Param('tenantId', TenantIdPipe) tenantId: TenantId,
+    @Param('agentId', AgentIdPipe) agentId: AgentId,
   ): Promise<void> {
-    await this.agents.remove(agentParam(tenantId, agentId));
+    await this.agents.remove({ tenantId, agentId });
   }
 }

@@ -6,6 +6,7 @@ import {
   type AuditRecord,
   type VerifyResult,
 } from '@lib/audit';
+import type { TenantId } from '@lib/ids';
 import { DELIVERY_STATES, type DeliveryPage, type DeliveryRecord } from '@lib/push';
 import {
   agentCardDefinitionSchema,
@@ -105,7 +106,7 @@ export const tenantAnswer = answers<TenantRecord>()(
     .openapi('Tenant'),
 );
 
-export const purgeAnswer = answers<{ tenantId: string; deleted: Record<string, number> }>()(
+export const purgeAnswer = answers<{ tenantId: TenantId; deleted: Record<string, number> }>()(
   z.object({
     tenantId: z.string(),
     deleted: z.record(z.number().int()).openapi({ description: 'rows removed, per table' }),

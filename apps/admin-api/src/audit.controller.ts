@@ -5,6 +5,7 @@ import {
   type AuditPage,
   type VerifyResult,
 } from '@lib/audit';
+import type { TenantId } from '@lib/ids';
 import {
   Controller,
   Get,
@@ -21,7 +22,7 @@ import { AdminAuditInterceptor } from './admin-audit.interceptor';
 import { AdminErrorsFilter } from './admin-errors.filter';
 import { AdminRoute } from './admin-route';
 import { AdminGuard } from './admin.guard';
-import { parseQuery, queryInteger, queryText, queryTime, tenantParam } from './params';
+import { parseQuery, queryInteger, queryText, queryTime, TenantIdPipe } from './params';
 
 /** The query of the audit trail; filters combine with AND, time is `from ≤ t < to`. */
 export const auditQuery = z.object({
@@ -49,18 +50,18 @@ export class AuditController {
   @Get()
   @AdminRoute('admin.audit.query', 'tenant:admin')
   query(
-    @Param('tenantId') tenantId: string,
+    @Param('tenantId', TenantIdPipe) tenantId: TenantId,
     @Query() query: Record<string, unknown>,
   ): Promise<AuditPage> {
     const { principal, ...filters } = parseQuery(auditQuery, query);
-    return this.log.query({ tenantId: tenantParam(tenantId), principalId: principal, ...filters });
+    return this.log.query({ tenantId, principalId: principal, ...filters });
   }
 
   /** Recomputes the tenant's chain; names the first broken record when there is one. */
   @Post('verify')
   @HttpCode(200)
   @AdminRoute('admin.audit.verify', 'tenant:admin')
-  verify(@Param('tenantId') tenantId: string): Promise<VerifyResult> {
-    return this.log.verify(tenantParam(tenantId));
+  verify(@Param('tenantId', TenantIdPipe) tenantId: TenantId): Promise<VerifyResult> {
+    return this.log.verify(tenantId);
   }
 }

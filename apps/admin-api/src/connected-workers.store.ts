@@ -13,7 +13,7 @@ export interface HeldLease {
 /** A worker session connected to a task-service replica, as that replica last wrote it. */
 export interface ConnectedWorker {
   sessionId: string;
-  tenantId: string;
+  tenantId: TenantId;
   agentId: string;
   /** What the worker calls itself. */
   identity: string;
@@ -40,7 +40,6 @@ export class ConnectedWorkersStore {
   async list(tenantId: TenantId, agentId?: string): Promise<ConnectedWorker[]> {
     const result = await this.pool.query<{
       session_id: string;
-      tenant_id: string;
       agent_id: string;
       identity: string;
       replica_id: string;
@@ -61,7 +60,7 @@ export class ConnectedWorkersStore {
                  FROM ops.task_work
                 WHERE tenant_id = $1 AND status = 'leased' AND ($2::text IS NULL OR agent_id = $2)
                 GROUP BY worker_id)
-             SELECT s.session_id, s.tenant_id, s.agent_id, s.identity, s.replica_id, s.capacity, s.in_flight,
+             SELECT s.session_id, s.agent_id, s.identity, s.replica_id, s.capacity, s.in_flight,
                     s.connected_at, s.last_heartbeat_at, s.last_seen_at, s.stale_after < now() AS stale,
                     coalesce(l.leases, '[]') AS leases
                FROM ops.worker_sessions s
@@ -72,7 +71,7 @@ export class ConnectedWorkersStore {
     });
     return result.rows.map((row) => ({
       sessionId: row.session_id,
-      tenantId: row.tenant_id,
+      tenantId,
       agentId: row.agent_id,
       identity: row.identity,
       replicaId: row.replica_id,

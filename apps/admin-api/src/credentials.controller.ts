@@ -1,3 +1,4 @@
+import type { AgentId, TenantId } from '@lib/ids';
 import {
   CredentialStore,
   type AdminKeyRecord,
@@ -20,7 +21,7 @@ import { AdminAuditInterceptor } from './admin-audit.interceptor';
 import { AdminErrorsFilter } from './admin-errors.filter';
 import { AdminRoute } from './admin-route';
 import { AdminGuard } from './admin.guard';
-import { agentParam, tenantParam } from './params';
+import { AgentIdPipe, TenantIdPipe } from './params';
 
 /** A tenant's API keys: issued with scopes, an optional expiry and a label; the secret is shown once. */
 @Controller('admin/v1/tenants/:tenantId/api-keys')
@@ -32,24 +33,29 @@ export class ApiKeysController {
 
   @Post()
   @AdminRoute('admin.api-key.issue', 'tenant:admin')
-  issue(@Param('tenantId') tenantId: string, @Body() body: unknown): Promise<Issued<ApiKeyRecord>> {
-    return this.credentials.issueApiKey(tenantParam(tenantId), body);
+  issue(
+    @Param('tenantId', TenantIdPipe) tenantId: TenantId,
+    @Body() body: unknown,
+  ): Promise<Issued<ApiKeyRecord>> {
+    return this.credentials.issueApiKey(tenantId, body);
   }
 
   @Get()
   @AdminRoute('admin.api-key.list', 'tenant:admin')
-  async list(@Param('tenantId') tenantId: string): Promise<{ apiKeys: ApiKeyRecord[] }> {
-    return { apiKeys: await this.credentials.listApiKeys(tenantParam(tenantId)) };
+  async list(
+    @Param('tenantId', TenantIdPipe) tenantId: TenantId,
+  ): Promise<{ apiKeys: ApiKeyRecord[] }> {
+    return { apiKeys: await this.credentials.listApiKeys(tenantId) };
   }
 
   /** Revokes the key on every replica within a second; idempotent. */
   @Delete(':keyId')
   @AdminRoute('admin.api-key.revoke', 'tenant:admin')
   revoke(
-    @Param('tenantId') tenantId: string,
+    @Param('tenantId', TenantIdPipe) tenantId: TenantId,
     @Param('keyId') keyId: string,
   ): Promise<ApiKeyRecord> {
-    return this.credentials.revokeApiKey(tenantParam(tenantId), keyId);
+    return this.credentials.revokeApiKey(tenantId, keyId);
   }
 }
 
@@ -64,34 +70,32 @@ export class WorkerCredentialsController {
   @Post()
   @AdminRoute('admin.worker-credential.issue', 'tenant:admin')
   issue(
-    @Param('tenantId') tenantId: string,
-    @Param('agentId') agentId: string,
+    @Param('tenantId', TenantIdPipe) tenantId: TenantId,
+    @Param('agentId', AgentIdPipe) agentId: AgentId,
     @Body() body: unknown,
   ): Promise<Issued<WorkerCredentialRecord>> {
-    return this.credentials.issueWorkerCredential(agentParam(tenantId, agentId), body ?? {});
+    return this.credentials.issueWorkerCredential({ tenantId, agentId }, body ?? {});
   }
 
   @Get()
   @AdminRoute('admin.worker-credential.list', 'tenant:admin')
   async list(
-    @Param('tenantId') tenantId: string,
-    @Param('agentId') agentId: string,
+    @Param('tenantId', TenantIdPipe) tenantId: TenantId,
+    @Param('agentId', AgentIdPipe) agentId: AgentId,
   ): Promise<{ workerCredentials: WorkerCredentialRecord[] }> {
     return {
-      workerCredentials: await this.credentials.listWorkerCredentials(
-        agentParam(tenantId, agentId),
-      ),
+      workerCredentials: await this.credentials.listWorkerCredentials({ tenantId, agentId }),
     };
   }
 
   @Delete(':credentialId')
   @AdminRoute('admin.worker-credential.revoke', 'tenant:admin')
   revoke(
-    @Param('tenantId') tenantId: string,
-    @Param('agentId') agentId: string,
+    @Param('tenantId', TenantIdPipe) tenantId: TenantId,
+    @Param('agentId', AgentIdPipe) agentId: AgentId,
     @Param('credentialId') credentialId: string,
   ): Promise<WorkerCredentialRecord> {
-    return this.credentials.revokeWorkerCredential(agentParam(tenantId, agentId), credentialId);
+    return this.credentials.revokeWorkerCredential({ tenantId, agentId }, credentialId);
   }
 }
 

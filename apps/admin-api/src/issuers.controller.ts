@@ -1,3 +1,4 @@
+import type { TenantId } from '@lib/ids';
 import { IssuerStore, type IssuerRecord } from '@lib/tenancy';
 import {
   Body,
@@ -17,7 +18,7 @@ import { AdminAuditInterceptor } from './admin-audit.interceptor';
 import { AdminErrorsFilter } from './admin-errors.filter';
 import { AdminRoute } from './admin-route';
 import { AdminGuard } from './admin.guard';
-import { tenantParam } from './params';
+import { TenantIdPipe } from './params';
 
 /**
  * The OIDC issuers a tenant trusts: their bearer tokens authenticate its clients, and its agents' cards
@@ -33,29 +34,31 @@ export class IssuersController {
   @Put(':issuerId')
   @AdminRoute('admin.oidc-issuer.put', 'tenant:admin')
   async put(
-    @Param('tenantId') tenantId: string,
+    @Param('tenantId', TenantIdPipe) tenantId: TenantId,
     @Param('issuerId') issuerId: string,
     @Body() body: unknown,
     @Res({ passthrough: true }) res: Response,
   ): Promise<IssuerRecord> {
-    const { issuer, created } = await this.issuers.put(tenantParam(tenantId), issuerId, body);
+    const { issuer, created } = await this.issuers.put(tenantId, issuerId, body);
     res.status(created ? 201 : 200);
     return issuer;
   }
 
   @Get()
   @AdminRoute('admin.oidc-issuer.list', 'tenant:admin')
-  async list(@Param('tenantId') tenantId: string): Promise<{ issuers: IssuerRecord[] }> {
-    return { issuers: await this.issuers.list(tenantParam(tenantId)) };
+  async list(
+    @Param('tenantId', TenantIdPipe) tenantId: TenantId,
+  ): Promise<{ issuers: IssuerRecord[] }> {
+    return { issuers: await this.issuers.list(tenantId) };
   }
 
   @Delete(':issuerId')
   @HttpCode(204)
   @AdminRoute('admin.oidc-issuer.delete', 'tenant:admin')
   async remove(
-    @Param('tenantId') tenantId: string,
+    @Param('tenantId', TenantIdPipe) tenantId: TenantId,
     @Param('issuerId') issuerId: string,
   ): Promise<void> {
-    await this.issuers.remove(tenantParam(tenantId), issuerId);
+    await this.issuers.remove(tenantId, issuerId);
   }
 }

@@ -1,28 +1,31 @@
-import {
-  agentIdOf,
-  isId,
-  NotFound,
-  parseInput,
-  tenantIdOf,
-  type AgentRef,
-  type TenantId,
-} from '@lib/tenancy';
+import { agentIdOf, isId, tenantIdOf, type AgentId, type TenantId } from '@lib/ids';
+import { NotFound, parseInput } from '@lib/tenancy';
+import { Injectable, type PipeTransform } from '@nestjs/common';
 import { z } from 'zod';
 
-/** The tenant a path names; an id no tenant can have is simply not found. */
-export function tenantParam(raw: string): TenantId {
-  if (!isId(raw)) {
-    throw new NotFound(`no tenant ${raw.slice(0, 140)}`);
+/**
+ * The tenant a path names (`@Param('tenantId', TenantIdPipe)`); an id no tenant can have is simply not found
+ * (404, like an unknown one).
+ */
+@Injectable()
+export class TenantIdPipe implements PipeTransform<string, TenantId> {
+  transform(raw: string): TenantId {
+    if (!isId(raw)) {
+      throw new NotFound(`no tenant ${raw.slice(0, 140)}`);
+    }
+    return tenantIdOf(raw);
   }
-  return tenantIdOf(raw);
 }
 
-/** The agent a path names (see {@link tenantParam}). */
-export function agentParam(tenant: string, agent: string): AgentRef {
-  if (!isId(agent)) {
-    throw new NotFound(`no agent ${agent.slice(0, 140)}`);
+/** The agent a path names (see {@link TenantIdPipe}). */
+@Injectable()
+export class AgentIdPipe implements PipeTransform<string, AgentId> {
+  transform(raw: string): AgentId {
+    if (!isId(raw)) {
+      throw new NotFound(`no agent ${raw.slice(0, 140)}`);
+    }
+    return agentIdOf(raw);
   }
-  return { tenantId: tenantParam(tenant), agentId: agentIdOf(agent) };
 }
 
 /** A query parameter's text: given at most once, not empty. */

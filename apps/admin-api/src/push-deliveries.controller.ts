@@ -1,3 +1,4 @@
+import type { TenantId } from '@lib/ids';
 import {
   DELIVERY_STATES,
   MAX_DELIVERY_PAGE_SIZE,
@@ -22,7 +23,7 @@ import { AdminAuditInterceptor } from './admin-audit.interceptor';
 import { AdminErrorsFilter } from './admin-errors.filter';
 import { AdminRoute } from './admin-route';
 import { AdminGuard } from './admin.guard';
-import { parseQuery, queryInteger, queryText, tenantParam } from './params';
+import { parseQuery, queryInteger, queryText, TenantIdPipe } from './params';
 import { PushLanes } from './push-lanes';
 
 /** The query of the deliveries' listing; filters combine with AND. */
@@ -51,11 +52,11 @@ export class PushDeliveriesController {
   @Get()
   @AdminRoute('admin.push-delivery.list', 'tenant:admin')
   list(
-    @Param('tenantId') tenantId: string,
+    @Param('tenantId', TenantIdPipe) tenantId: TenantId,
     @Query() query: Record<string, unknown>,
   ): Promise<DeliveryPage> {
     const { task, ...filters } = parseQuery(deliveryQuery, query);
-    return this.deliveries.list({ tenantId: tenantParam(tenantId), taskId: task, ...filters });
+    return this.deliveries.list({ tenantId, taskId: task, ...filters });
   }
 
   /** Only a dead delivery is redriven; any other, like an unknown one, is not found (nothing changes). */
@@ -63,13 +64,12 @@ export class PushDeliveriesController {
   @HttpCode(200)
   @AdminRoute('admin.push-delivery.redrive', 'tenant:admin')
   async redrive(
-    @Param('tenantId') tenantId: string,
+    @Param('tenantId', TenantIdPipe) tenantId: TenantId,
     @Param('deliveryId') deliveryId: string,
   ): Promise<{ delivery: DeliveryRecord }> {
-    const tenant = tenantParam(tenantId);
-    const delivery = await this.deliveries.redrive(tenant, deliveryId);
+    const delivery = await this.deliveries.redrive(tenantId, deliveryId);
     if (!delivery) {
-      throw new NotFound(`no dead delivery ${deliveryId.slice(0, 140)} in tenant ${tenant}`);
+      throw new NotFound(`no dead delivery ${deliveryId.slice(0, 140)} in tenant ${tenantId}`);
     }
     await this.lanes.wake(delivery);
     return { delivery };

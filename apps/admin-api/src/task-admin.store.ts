@@ -49,7 +49,7 @@ export interface TaskWork {
 
 /** A task as stored: the view's row (the A2A task with its history and artifacts) and its work. */
 export interface TaskDetail extends TaskSummary {
-  tenantId: string;
+  tenantId: TenantId;
   /** The A2A `Task` (ProtoJSON): id, contextId, status, history, artifacts, metadata. */
   task: unknown;
   /** Null when the task waits for nothing (idle, interrupted or terminal). */
@@ -76,7 +76,7 @@ export interface TaskChange {
 
 /** The tasks changed between two log positions (in transactions committed before the later one). */
 export interface LogChanges {
-  tasks: { tenantId: string; taskId: string }[];
+  tasks: { tenantId: TenantId; taskId: string }[];
   next: LogCursor;
   /** The read stopped at its limit: more changes may follow at once. */
   full: boolean;
@@ -224,7 +224,7 @@ export class TaskAdminStore {
   }
 
   /** The current state of some of the tenant's tasks (those without a view row are left out). */
-  async changes(tenantId: string, taskIds: readonly string[]): Promise<TaskChange[]> {
+  async changes(tenantId: TenantId, taskIds: readonly string[]): Promise<TaskChange[]> {
     const result = await this.pool.query<Omit<SummaryRow, 'owner_id'>>({
       name: 'admin-tasks.changes',
       text: `SELECT task_id, context_id, agent_id, state, version, status_timestamp

@@ -1,4 +1,5 @@
 import type { AdminApiConfig } from '@lib/config';
+import { tenantIdOf } from '@lib/ids';
 import { taskStreamId } from '@lib/task-domain';
 import { createTestDatabase, type TestDatabase } from '@lib/testing';
 import { randomUUID } from 'node:crypto';
@@ -33,7 +34,7 @@ async function change(
                                  version, task)
      VALUES ($2, $5, 'echo', 'alice', 'ctx', $6, now(), $4, '{}')
      ON CONFLICT (tenant_id, task_id) DO UPDATE SET state = EXCLUDED.state, version = EXCLUDED.version`,
-    [randomUUID(), tenantId, taskStreamId(tenantId, taskId), version, taskId, state],
+    [randomUUID(), tenantId, taskStreamId(tenantIdOf(tenantId), taskId), version, taskId, state],
   );
 }
 
@@ -41,7 +42,7 @@ async function change(
 function watch(tenantId: string, agentId?: string): { seen: TaskChange[]; stop: () => void } {
   const seen: TaskChange[] = [];
   const stop = feed.watch({
-    tenantId,
+    tenantId: tenantIdOf(tenantId),
     matches: (c) => agentId === undefined || c.agentId === agentId,
     send: (c) => seen.push(c),
     end: () => undefined,

@@ -1,5 +1,6 @@
 import type { AdminApiConfig } from '@lib/config';
 import { NoticeListener, type LogCursor, type Notice } from '@lib/event-store';
+import { isId, tenantIdOf, type TenantId } from '@lib/ids';
 import { Inject, Injectable, Logger, type OnModuleDestroy } from '@nestjs/common';
 import { TaskAdminStore, type TaskChange } from './task-admin.store';
 import { ADMIN_CONFIG } from './tokens';
@@ -11,7 +12,7 @@ const REMEMBERED_TASKS = 10_000;
 
 /** Who watches a tenant's task changes, and which of them. */
 export interface ChangeWatcher {
-  tenantId: string;
+  tenantId: TenantId;
   matches(change: TaskChange): boolean;
   send(change: TaskChange): void;
   /** Ends the watcher's stream (the process drains). */
@@ -28,11 +29,11 @@ export interface ChangeWatcher {
 @Injectable()
 export class TaskChangeFeed implements OnModuleDestroy {
   private readonly logger = new Logger(TaskChangeFeed.name);
-  private readonly watchers = new Map<string, Set<ChangeWatcher>>();
+  private readonly watchers = new Map<TenantId, Set<ChangeWatcher>>();
   /** task key → the last version sent, oldest first. */
   private readonly sent = new Map<string, number>();
   /** tenant → tasks whose notice arrived since the last read. */
-  private pending = new Map<string, Set<string>>();
+  private pending = new Map<TenantId, Set<string>>();
   private listener: NoticeListener | null = null;
   private unsubscribe: (() => void)[] = [];
   private timer: NodeJS.Timeout | null = null;
@@ -107,15 +108,20 @@ export class TaskChangeFeed implements OnModuleDestroy {
   }
 
   private onNotice(notice: Notice): void {
-    if (notice.k !== 'task' || !this.watchers.has(notice.t)) {
+    // A tenant no watcher can have (watchers' tenants are ids) is not watched.
+    if (notice.k !== 'task' || !isId(notice.t)) {
       return;
     }
-    if ((this.sent.get(taskKey(notice.t, notice.id)) ?? 0) >= notice.v) {
+    const tenantId = tenantIdOf(notice.t);
+    if (!this.watchers.has(tenantId)) {
       return;
     }
-    const tasks = this.pending.get(notice.t) ?? new Set<string>();
+    if ((this.sent.get(taskKey(tenantId, notice.id)) ?? 0) >= notice.v) {
+      return;
+    }
+    const tasks = this.pending.get(tenantId) ?? new Set<string>();
     tasks.add(notice.id);
-    this.pending.set(notice.t, tasks);
+    this.pending.set(tenantId, tasks);
     this.read();
   }
 
@@ -196,7 +202,7 @@ export class TaskChangeFeed implements OnModuleDestroy {
     })();
   }
 
-  private deliver(tenantId: string, changes: TaskChange[]): void {
+  private deliver(tenantId: TenantId, changes: TaskChange[]): void {
     const watchers = this.watchers.get(tenantId);
     for (const change of changes) {
       const key = taskKey(tenantId, change.taskId);
@@ -227,6 +233,6 @@ export class TaskChangeFeed implements OnModuleDestroy {
   }
 }
 
-function taskKey(tenantId: string, taskId: string): string {
+function taskKey(tenantId: TenantId, taskId: string): string {
   return `${tenantId}\u0000${taskId}`;
 }

@@ -1,5 +1,6 @@
 import { TASK_STATES } from '@lib/a2a-protocol';
-import { NotFound, TenantStore, type TenantId } from '@lib/tenancy';
+import type { TenantId } from '@lib/ids';
+import { NotFound, TenantStore } from '@lib/tenancy';
 import {
   Controller,
   Get,
@@ -16,7 +17,7 @@ import { AdminAuditInterceptor } from './admin-audit.interceptor';
 import { AdminErrorsFilter } from './admin-errors.filter';
 import { AdminRoute } from './admin-route';
 import { AdminGuard } from './admin.guard';
-import { parseQuery, queryInteger, queryText, tenantParam } from './params';
+import { parseQuery, queryInteger, queryText, TenantIdPipe } from './params';
 import { StreamingAnswer } from './streaming-answer';
 import {
   MAX_TASK_PAGE_SIZE,
@@ -73,7 +74,7 @@ export class TasksController {
   @Get()
   @AdminRoute('admin.task.list', 'tenant:admin')
   async list(
-    @Param('tenantId') tenantId: string,
+    @Param('tenantId', TenantIdPipe) tenantId: TenantId,
     @Query() query: Record<string, unknown>,
   ): Promise<TaskPage> {
     const tenant = await this.tenant(tenantId);
@@ -88,7 +89,7 @@ export class TasksController {
   @Get('changes')
   @AdminRoute('admin.task.changes', 'tenant:admin')
   async changes(
-    @Param('tenantId') tenantId: string,
+    @Param('tenantId', TenantIdPipe) tenantId: TenantId,
     @Query() query: Record<string, unknown>,
     @Res() res: Response,
   ): Promise<StreamingAnswer> {
@@ -104,7 +105,7 @@ export class TasksController {
   @Get(':taskId')
   @AdminRoute('admin.task.get', 'tenant:admin')
   async get(
-    @Param('tenantId') tenantId: string,
+    @Param('tenantId', TenantIdPipe) tenantId: TenantId,
     @Param('taskId') taskId: string,
   ): Promise<TaskDetail> {
     const tenant = await this.tenant(tenantId);
@@ -119,7 +120,7 @@ export class TasksController {
   @Get(':taskId/events')
   @AdminRoute('admin.task.events', 'tenant:admin')
   async events(
-    @Param('tenantId') tenantId: string,
+    @Param('tenantId', TenantIdPipe) tenantId: TenantId,
     @Param('taskId') taskId: string,
     @Query() query: Record<string, unknown>,
   ): Promise<TimelinePage> {
@@ -133,8 +134,8 @@ export class TasksController {
   }
 
   /** The tenant a path names, if it exists (404 otherwise). */
-  private async tenant(tenantId: string): Promise<TenantId> {
-    return (await this.tenants.get(tenantParam(tenantId))).tenantId;
+  private async tenant(tenantId: TenantId): Promise<TenantId> {
+    return (await this.tenants.get(tenantId)).tenantId;
   }
 
   private stream(

@@ -1,3 +1,4 @@
+import type { TenantId } from '@lib/ids';
 import { Conflict, InvalidInput, parseInput, TenantStore, type TenantRecord } from '@lib/tenancy';
 import {
   Body,
@@ -17,7 +18,7 @@ import { AdminAuditInterceptor } from './admin-audit.interceptor';
 import { AdminErrorsFilter } from './admin-errors.filter';
 import { AdminRoute } from './admin-route';
 import { AdminGuard } from './admin.guard';
-import { tenantParam } from './params';
+import { TenantIdPipe } from './params';
 import { TenantUsageReader, type UsageReport } from './tenant-usage';
 
 /** The body of a purge: the tenant id again, so that a purge is never sent by mistake. */
@@ -50,21 +51,24 @@ export class TenantsController {
 
   @Get(':tenantId')
   @AdminRoute('admin.tenant.get', 'tenant:admin')
-  get(@Param('tenantId') tenantId: string): Promise<TenantRecord> {
-    return this.tenants.get(tenantParam(tenantId));
+  get(@Param('tenantId', TenantIdPipe) tenantId: TenantId): Promise<TenantRecord> {
+    return this.tenants.get(tenantId);
   }
 
   @Patch(':tenantId')
   @AdminRoute('admin.tenant.update', 'platform:admin')
-  update(@Param('tenantId') tenantId: string, @Body() body: unknown): Promise<TenantRecord> {
-    return this.tenants.update(tenantParam(tenantId), body);
+  update(
+    @Param('tenantId', TenantIdPipe) tenantId: TenantId,
+    @Body() body: unknown,
+  ): Promise<TenantRecord> {
+    return this.tenants.update(tenantId, body);
   }
 
   /** What the tenant uses of its quotas now (requests this second, tasks not yet terminal). */
   @Get(':tenantId/usage')
   @AdminRoute('admin.tenant.usage', 'tenant:admin')
-  async usage(@Param('tenantId') tenantId: string): Promise<UsageReport> {
-    const tenant = await this.tenants.get(tenantParam(tenantId));
+  async usage(@Param('tenantId', TenantIdPipe) tenantId: TenantId): Promise<UsageReport> {
+    const tenant = await this.tenants.get(tenantId);
     return this.usageReader.report(tenant.tenantId, tenant.quotas);
   }
 
@@ -72,23 +76,23 @@ export class TenantsController {
   @Post(':tenantId/suspend')
   @HttpCode(200)
   @AdminRoute('admin.tenant.suspend', 'platform:admin')
-  suspend(@Param('tenantId') tenantId: string): Promise<TenantRecord> {
-    return this.tenants.setStatus(tenantParam(tenantId), 'suspended');
+  suspend(@Param('tenantId', TenantIdPipe) tenantId: TenantId): Promise<TenantRecord> {
+    return this.tenants.setStatus(tenantId, 'suspended');
   }
 
   @Post(':tenantId/resume')
   @HttpCode(200)
   @AdminRoute('admin.tenant.resume', 'platform:admin')
-  resume(@Param('tenantId') tenantId: string): Promise<TenantRecord> {
-    return this.tenants.setStatus(tenantParam(tenantId), 'active');
+  resume(@Param('tenantId', TenantIdPipe) tenantId: TenantId): Promise<TenantRecord> {
+    return this.tenants.setStatus(tenantId, 'active');
   }
 
   /** The first step of a deletion: the tenant is `deleting` (its calls refused) until purged or resumed. */
   @Delete(':tenantId')
   @HttpCode(202)
   @AdminRoute('admin.tenant.delete', 'platform:admin')
-  remove(@Param('tenantId') tenantId: string): Promise<TenantRecord> {
-    return this.tenants.setStatus(tenantParam(tenantId), 'deleting');
+  remove(@Param('tenantId', TenantIdPipe) tenantId: TenantId): Promise<TenantRecord> {
+    return this.tenants.setStatus(tenantId, 'deleting');
   }
 
   /** The second step: `{"confirm": "<tenantId>"}` removes everything the tenant owns. */
@@ -96,20 +100,19 @@ export class TenantsController {
   @HttpCode(200)
   @AdminRoute('admin.tenant.purge', 'platform:admin')
   async purge(
-    @Param('tenantId') tenantId: string,
+    @Param('tenantId', TenantIdPipe) tenantId: TenantId,
     @Body() body: unknown,
-  ): Promise<{ tenantId: string; deleted: Record<string, number> }> {
-    const tenant = tenantParam(tenantId);
+  ): Promise<{ tenantId: TenantId; deleted: Record<string, number> }> {
     const { confirm } = parseInput(purgeConfirmationSchema, body, 'purge confirmation');
-    if (confirm !== tenant) {
+    if (confirm !== tenantId) {
       throw new InvalidInput('a purge must be confirmed with the tenant id', [
-        { field: 'confirm', description: `must be "${tenant}"` },
+        { field: 'confirm', description: `must be "${tenantId}"` },
       ]);
     }
-    const status = (await this.tenants.get(tenant)).status;
+    const status = (await this.tenants.get(tenantId)).status;
     if (status !== 'deleting') {
-      throw new Conflict(`tenant ${tenant} is ${status}: DELETE it first, then purge`);
+      throw new Conflict(`tenant ${tenantId} is ${status}: DELETE it first, then purge`);
     }
-    return { tenantId: tenant, deleted: await this.tenants.purge(tenant) };
+    return { tenantId, deleted: await this.tenants.purge(tenantId) };
   }
 }

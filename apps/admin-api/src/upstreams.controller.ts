@@ -1,3 +1,4 @@
+import type { AgentId, TenantId } from '@lib/ids';
 import type { UpstreamSummary } from '@lib/upstream';
 import {
   Body,
@@ -18,7 +19,7 @@ import { AdminAuditInterceptor } from './admin-audit.interceptor';
 import { AdminErrorsFilter } from './admin-errors.filter';
 import { AdminRoute } from './admin-route';
 import { AdminGuard, type AdminRequest } from './admin.guard';
-import { agentParam, tenantParam } from './params';
+import { AgentIdPipe, TenantIdPipe } from './params';
 import { EXTENDED_CARD_OPERATION, UpstreamImporter, type ImportedAgent } from './upstream-importer';
 
 /**
@@ -39,13 +40,13 @@ export class UpstreamsController {
   @Post(':agentId/import')
   @AdminRoute('admin.agent.import', 'tenant:admin')
   async import(
-    @Param('tenantId') tenantId: string,
+    @Param('tenantId', TenantIdPipe) tenantId: TenantId,
     @Param('agentId') agentId: string,
     @Body() body: unknown,
     @Req() req: AdminRequest,
     @Res({ passthrough: true }) res: Response,
   ): Promise<ImportedAgent> {
-    const imported = await this.importer.import(tenantParam(tenantId), agentId, body);
+    const imported = await this.importer.import(tenantId, agentId, body);
     await this.auditWarnings(req, imported);
     res.status(imported.created ? 201 : 200);
     return imported;
@@ -55,11 +56,11 @@ export class UpstreamsController {
   @HttpCode(200)
   @AdminRoute('admin.agent.sync', 'tenant:admin')
   async sync(
-    @Param('tenantId') tenantId: string,
-    @Param('agentId') agentId: string,
+    @Param('tenantId', TenantIdPipe) tenantId: TenantId,
+    @Param('agentId', AgentIdPipe) agentId: AgentId,
     @Req() req: AdminRequest,
   ): Promise<ImportedAgent> {
-    const synced = await this.importer.sync(agentParam(tenantId, agentId));
+    const synced = await this.importer.sync({ tenantId, agentId });
     await this.auditWarnings(req, synced);
     return synced;
   }
@@ -67,10 +68,10 @@ export class UpstreamsController {
   @Get(':agentId/upstream')
   @AdminRoute('admin.agent.upstream', 'tenant:admin')
   upstream(
-    @Param('tenantId') tenantId: string,
-    @Param('agentId') agentId: string,
+    @Param('tenantId', TenantIdPipe) tenantId: TenantId,
+    @Param('agentId', AgentIdPipe) agentId: AgentId,
   ): Promise<UpstreamSummary> {
-    return this.importer.get(agentParam(tenantId, agentId));
+    return this.importer.get({ tenantId, agentId });
   }
 
   private async auditWarnings(req: AdminRequest, imported: ImportedAgent): Promise<void> {

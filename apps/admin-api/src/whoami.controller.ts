@@ -1,3 +1,4 @@
+import type { CredentialId, PrincipalId, TenantId } from '@lib/ids';
 import { Controller, Get, Req, UseFilters, UseGuards, UseInterceptors } from '@nestjs/common';
 import { AdminAuditInterceptor } from './admin-audit.interceptor';
 import { AdminErrorsFilter } from './admin-errors.filter';
@@ -11,12 +12,12 @@ import { AdminForbidden, AdminGuard, type AdminRequest } from './admin.guard';
 
 /** What the presented credential is, for a client (the web console) to know which face to show. */
 export interface WhoAmI {
-  principalId: string;
-  credentialId: string;
+  principalId: PrincipalId;
+  credentialId: CredentialId;
   /** `platform-admin`: the bootstrap token or an admin key; `tenant-admin`: a key with `tenant:admin`. */
   role: 'platform-admin' | 'tenant-admin';
   /** The tenant a tenant admin may manage; null for platform admins. */
-  tenantId: string | null;
+  tenantId: TenantId | null;
   /** The route permissions (`x-permission` in the OpenAPI document) the credential holds. */
   permissions: AdminPermission[];
 }

@@ -1,3 +1,4 @@
+import type { TenantId } from '@lib/ids';
 import { TenantStore } from '@lib/tenancy';
 import {
   Controller,
@@ -14,7 +15,7 @@ import { AdminErrorsFilter } from './admin-errors.filter';
 import { AdminRoute } from './admin-route';
 import { AdminGuard } from './admin.guard';
 import { ConnectedWorkersStore, type ConnectedWorker } from './connected-workers.store';
-import { parseQuery, queryText, tenantParam } from './params';
+import { parseQuery, queryText, TenantIdPipe } from './params';
 
 /** The query of the workers' listing. */
 export const workerQuery = z.object({ agentId: queryText.optional() });
@@ -36,10 +37,10 @@ export class WorkersController {
   @Get()
   @AdminRoute('admin.worker.list', 'tenant:admin')
   async list(
-    @Param('tenantId') tenantId: string,
+    @Param('tenantId', TenantIdPipe) tenantId: TenantId,
     @Query() query: Record<string, unknown>,
   ): Promise<{ workers: ConnectedWorker[] }> {
-    const tenant = (await this.tenants.get(tenantParam(tenantId))).tenantId;
+    const tenant = (await this.tenants.get(tenantId)).tenantId;
     const { agentId } = parseQuery(workerQuery, query);
     return { workers: await this.workers.list(tenant, agentId) };
   }

@@ -84,7 +84,7 @@ function directory(apiKey?: string): Promise<Response> {
 /** The directory's refusals recorded in `tenantId`'s chain, newest first. */
 async function refusals(tenantId: string): Promise<AuditRecord[]> {
   const page = await audit.query({
-    tenantId,
+    tenantId: tenantIdOf(tenantId),
     operation: 'a2a.authenticate',
     resource: 'agent-directory',
   });

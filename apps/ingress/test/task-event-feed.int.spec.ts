@@ -43,7 +43,7 @@ import {
   type TaskSubscription,
 } from '../src/streaming/task-event-feed';
 
-const TENANT = 'feed-tenant';
+const TENANT = tenantIdOf('feed-tenant');
 const META: EventMetadata = { actor: { kind: 'system', id: 'feed-test' }, binding: 'test' };
 const HIDDEN = new Set([
   'TaskLeaseGranted',
@@ -128,7 +128,7 @@ class TaskLog {
   /** The task as a subscription follows it. */
   get task(): FollowedTask {
     return {
-      tenantId: tenantIdOf(this.tenant),
+      tenantId: this.tenant,
       taskId: taskIdOf(this.ref.taskId),
       contextId: this.ref.contextId,
     };
@@ -371,7 +371,7 @@ describe('TaskEventFeed against real Postgres', () => {
   it('tenant isolation: the same task id in two tenants is two channels; a subscriber sees only its tenant’s log, and the other tenant’s notices do not leak into it', async () => {
     const ref: TaskRef = { taskId: randomUUID(), contextId: randomUUID() };
     const mine = await startedLog(new TaskLog(TENANT, ref));
-    const theirs = await startedLog(new TaskLog('other-tenant', ref));
+    const theirs = await startedLog(new TaskLog(tenantIdOf('other-tenant'), ref));
     const before = feed.tasks;
     const subscription = feed.subscribe(mine.task, 2);
     const other = feed.subscribe(theirs.task, 2);

@@ -1,3 +1,4 @@
+import type { TenantId } from '@lib/ids';
 import type { DeliveryState, Lane } from '@lib/push';
 import { Inject, Injectable } from '@nestjs/common';
 import type { Pool } from 'pg';
@@ -14,7 +15,7 @@ export function deliveryId(eventId: string, configId: string): string {
 
 /** An event of the feed that has something to deliver: what a stream of its task showed for it. */
 export interface FeedEvent {
-  tenantId: string;
+  tenantId: TenantId;
   taskId: string;
   generation: number;
   eventId: string;

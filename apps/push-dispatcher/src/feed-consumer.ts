@@ -1,5 +1,6 @@
 import type { PushDispatcherConfig } from '@lib/config';
 import { isTransientDatabaseError, retryDelayMs } from '@lib/event-store';
+import { isId, tenantIdOf } from '@lib/ids';
 import {
   Inject,
   Injectable,
@@ -188,6 +189,7 @@ export function parseRecord(
     r['schema'] !== 'a2a-platform.task-event' ||
     r['schemaVersion'] !== 1 ||
     typeof r['tenantId'] !== 'string' ||
+    !isId(r['tenantId']) ||
     typeof r['taskId'] !== 'string' ||
     typeof r['eventId'] !== 'string' ||
     typeof r['generation'] !== 'number' ||
@@ -205,7 +207,7 @@ export function parseRecord(
   }
   return [
     {
-      tenantId: r['tenantId'],
+      tenantId: tenantIdOf(r['tenantId']),
       taskId: r['taskId'],
       generation: r['generation'],
       eventId: r['eventId'],

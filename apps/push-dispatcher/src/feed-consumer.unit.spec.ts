@@ -38,7 +38,7 @@ describe('parseRecord', () => {
     expect(parseRecord(record({ streamResponse: null }))).toStrictEqual([]);
   });
 
-  it('refuses what is not a task-event record of schema version 1', () => {
+  it('refuses what is not a task-event record of schema version 1 (or names no tenant id)', () => {
     for (const value of [
       null,
       Buffer.from('not json'),
@@ -48,6 +48,7 @@ describe('parseRecord', () => {
       record({ generation: 0 }),
       record({ generation: 1.5 }),
       record({ tenantId: 7 }),
+      record({ tenantId: 'no/tenant' }),
       record({ streamResponse: 'text' }),
     ]) {
       expect(parseRecord(value), String(value)).toBeUndefined();

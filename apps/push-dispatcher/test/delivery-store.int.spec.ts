@@ -1,3 +1,4 @@
+import { tenantIdOf } from '@lib/ids';
 /**
  * The delivery store against real Postgres (docs/adr/0010-push-notifications.md): deliveries derived behind
  * an open one, and seen by whoever settles it; claims of many lanes per statement, and still only a lane's
@@ -59,7 +60,7 @@ function eventsOf(
   traceparent: string | null = null,
 ): FeedEvent[] {
   return Array.from({ length: count }, (_, k) => ({
-    tenantId: lane.tenantId,
+    tenantId: tenantIdOf(lane.tenantId),
     taskId: lane.taskId,
     generation: from + k,
     eventId: randomUUID(),

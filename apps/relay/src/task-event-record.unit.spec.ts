@@ -1,4 +1,5 @@
 import type { CommittedTaskEvent } from '@lib/event-store';
+import { tenantIdOf } from '@lib/ids';
 import { describe, expect, it } from 'vitest';
 import { toTaskEventRecord } from './task-event-record';
 
@@ -6,7 +7,7 @@ const status = { state: 'TASK_STATE_WORKING', timestamp: '2026-01-01T00:00:00.00
 
 const row: CommittedTaskEvent = {
   eventId: '0190-e1',
-  tenantId: 'acme',
+  tenantId: tenantIdOf('acme'),
   streamId: 'task:acme:t-1',
   streamVersion: 3,
   globalPosition: '42',
@@ -47,7 +48,7 @@ describe('task event records', () => {
       schemaVersion: 1,
       taskId: 't-1',
       generation: 3,
-      tenantId: 'acme',
+      tenantId: tenantIdOf('acme'),
       agentId: 'echo',
       type: 'TaskStatusUpdated',
       streamResponse: {

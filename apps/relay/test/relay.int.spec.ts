@@ -1,3 +1,4 @@
+import { tenantIdOf } from '@lib/ids';
 /**
  * The relay against real Postgres and a real Kafka broker, in-process (`RelayModule.forRoot`), each block with
  * a fresh database and a topic of its own. The topic is read back from the beginning with a plain kafkajs
@@ -384,8 +385,8 @@ describe('relay: rolled-back transactions and transactions that take their xid e
     await withTransaction(env.db.pool, (client) =>
       appendToStream(
         client,
-        'acme',
-        taskStreamId('acme', taskId),
+        tenantIdOf('acme'),
+        taskStreamId(tenantIdOf('acme'), taskId),
         0,
         exchange.map((event) => ({ event, schemaVersion: TASK_EVENT_SCHEMA_VERSION })),
         { actor: { kind: 'agent-worker', id: 'relay-test' }, binding: 'test' },

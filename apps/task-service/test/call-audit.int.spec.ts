@@ -1,4 +1,5 @@
 import { AuditLog } from '@lib/audit';
+import { tenantIdOf } from '@lib/ids';
 import { createTestDatabase, type TestDatabase } from '@lib/testing';
 import type { INestApplicationContext } from '@nestjs/common';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -129,6 +130,6 @@ describe('audit records of successful mutating calls, committed with their chang
   });
 
   it('keeps one valid chain for the tenant', async () => {
-    expect(await new AuditLog(db.pool).verify('acme')).toMatchObject({ ok: true });
+    expect(await new AuditLog(db.pool).verify(tenantIdOf('acme'))).toMatchObject({ ok: true });
   });
 });

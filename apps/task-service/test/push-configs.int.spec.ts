@@ -4,6 +4,7 @@ import {
   type Task,
   type TaskPushNotificationConfig,
 } from '@lib/a2a-protocol';
+import { tenantIdOf } from '@lib/ids';
 import { taskStreamId } from '@lib/task-domain';
 import { createTestDatabase, type TestDatabase } from '@lib/testing';
 import type { INestApplicationContext } from '@nestjs/common';
@@ -63,7 +64,7 @@ describe('push-notification configs on the task-service', () => {
       await db.pool.query<{ stream_version: number; event_type: string; data: unknown }>(
         `SELECT stream_version, event_type, data FROM events.messages
           WHERE tenant_id = $1 AND stream_id = $2 ORDER BY stream_version`,
-        [tenantId, taskStreamId(tenantId, task.id)],
+        [tenantId, taskStreamId(tenantIdOf(tenantId), task.id)],
       )
     ).rows;
 

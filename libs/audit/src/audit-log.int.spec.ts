@@ -1,4 +1,5 @@
 import { withTransaction } from '@lib/event-store';
+import { tenantIdOf } from '@lib/ids';
 import { createTestDatabase, type TestDatabase } from '@lib/testing';
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -49,7 +50,7 @@ describe('AuditLog (Postgres)', () => {
       // Interleaved with another tenant's records, which no query of `q` may return.
       await Promise.all([writer.record(seeded('q', n)), writer.record(seeded('q-other', n))]);
     }
-    stored = (await log.query({ tenantId: 'q', limit: 500 })).records;
+    stored = (await log.query({ tenantId: tenantIdOf('q'), limit: 500 })).records;
   });
 
   afterAll(async () => {
@@ -81,12 +82,16 @@ describe('AuditLog (Postgres)', () => {
     });
 
     it('stops at the limit (100 by default) and says where the next page starts', async () => {
-      const page = await log.query({ tenantId: 'q', limit: 10 });
+      const page = await log.query({ tenantId: tenantIdOf('q'), limit: 10 });
       expect(page.records).toEqual(stored.slice(0, 10));
       expect(page.nextCursor).toBeDefined();
-      const next = await log.query({ tenantId: 'q', limit: 10, cursor: page.nextCursor });
+      const next = await log.query({
+        tenantId: tenantIdOf('q'),
+        limit: 10,
+        cursor: page.nextCursor,
+      });
       expect(next.records).toEqual(stored.slice(10, 20));
-      const all = await log.query({ tenantId: 'q' });
+      const all = await log.query({ tenantId: tenantIdOf('q') });
       expect(all.records).toHaveLength(90);
       expect(all.nextCursor).toBeUndefined();
     });
@@ -114,19 +119,27 @@ describe('AuditLog (Postgres)', () => {
     ])('filters by %s, page by page without a duplicate or a gap', async (_, filters, matches) => {
       const expected = stored.filter(matches);
       expect(expected.length).toBeGreaterThan(3);
-      const { records, pages } = await allPages({ tenantId: 'q', ...filters, limit: 4 });
+      const { records, pages } = await allPages({
+        tenantId: tenantIdOf('q'),
+        ...filters,
+        limit: 4,
+      });
       expect(records).toEqual(expected);
       // No empty last page: a page says there is a next one only when there is.
       expect(pages).toBe(Math.ceil(expected.length / 4));
     });
 
     it('pages on where they were while new records are written', async () => {
-      const first = await log.query({ tenantId: 'q', operation: 'a2a.SendMessage', limit: 20 });
+      const first = await log.query({
+        tenantId: tenantIdOf('q'),
+        operation: 'a2a.SendMessage',
+        limit: 20,
+      });
       for (let n = 90; n < 100; n++) {
         await writer.record(seeded('q', n));
       }
       const rest = await allPages({
-        tenantId: 'q',
+        tenantId: tenantIdOf('q'),
         operation: 'a2a.SendMessage',
         limit: 20,
         cursor: first.nextCursor,
@@ -135,15 +148,16 @@ describe('AuditLog (Postgres)', () => {
       expect(seqs).toEqual(
         stored.filter((r) => r.operation === 'a2a.SendMessage').map((record) => record.seq),
       );
-      stored = (await log.query({ tenantId: 'q', limit: 500 })).records;
+      stored = (await log.query({ tenantId: tenantIdOf('q'), limit: 500 })).records;
     });
 
     it('never shows another tenant’s records, with or without a cursor from elsewhere', async () => {
-      const cursor = (await log.query({ tenantId: 'q', limit: 5 })).nextCursor;
-      for (const query of [{ tenantId: 'nobody' }, { tenantId: 'nobody', cursor }]) {
+      const nobody = tenantIdOf('nobody');
+      const cursor = (await log.query({ tenantId: tenantIdOf('q'), limit: 5 })).nextCursor;
+      for (const query of [{ tenantId: nobody }, { tenantId: nobody, cursor }]) {
         expect((await log.query(query)).records).toEqual([]);
       }
-      const other = await log.query({ tenantId: 'q-other', cursor });
+      const other = await log.query({ tenantId: tenantIdOf('q-other'), cursor });
       expect(other.records.every((record) => record.tenantId === 'q-other')).toBe(true);
     });
 
@@ -155,7 +169,9 @@ describe('AuditLog (Postgres)', () => {
       ['an unknown outcome', { outcome: 'maybe' as AuditOutcome }],
       ['an invalid time', { from: new Date(Number.NaN) }],
     ])('refuses %s', async (_, bad) => {
-      await expect(log.query({ tenantId: 'q', ...bad })).rejects.toBeInstanceOf(InvalidAuditQuery);
+      await expect(log.query({ tenantId: tenantIdOf('q'), ...bad })).rejects.toBeInstanceOf(
+        InvalidAuditQuery,
+      );
     });
   });
 
@@ -185,7 +201,7 @@ describe('AuditLog (Postgres)', () => {
 
     it('finds an intact chain, read over several pages, and gives its head', async () => {
       await chainOf('intact', 250);
-      const result = await log.verify('intact');
+      const result = await log.verify(tenantIdOf('intact'));
       const head = await db.pool.query<{ hash: Buffer }>(
         `SELECT hash FROM audit.records WHERE tenant_id = 'intact' AND seq = 250`,
       );
@@ -194,7 +210,10 @@ describe('AuditLog (Postgres)', () => {
         records: 250,
         head: { seq: 250, hash: head.rows[0]!.hash.toString('hex') },
       });
-      expect(await log.verify('no-such-tenant')).toMatchObject({ ok: true, records: 0 });
+      expect(await log.verify(tenantIdOf('no-such-tenant'))).toMatchObject({
+        ok: true,
+        records: 0,
+      });
     });
 
     it('names the record whose field was updated (hash mismatch), on a page boundary too', async () => {
@@ -202,7 +221,7 @@ describe('AuditLog (Postgres)', () => {
       await tamper(
         `UPDATE audit.records SET principal_id = 'mallory' WHERE tenant_id = 'edited' AND seq = 101`,
       );
-      expect(await log.verify('edited')).toEqual({
+      expect(await log.verify(tenantIdOf('edited'))).toEqual({
         ok: false,
         records: 100,
         firstBroken: { seq: 101, recordId: ids.get(101), problem: 'hash mismatch' },
@@ -215,7 +234,7 @@ describe('AuditLog (Postgres)', () => {
         `UPDATE audit.records SET occurred_at = occurred_at + interval '1 microsecond'
           WHERE tenant_id = 'micro' AND seq = 3`,
       );
-      expect(await log.verify('micro')).toMatchObject({
+      expect(await log.verify(tenantIdOf('micro'))).toMatchObject({
         ok: false,
         firstBroken: { seq: 3, recordId: ids.get(3), problem: 'hash mismatch' },
       });
@@ -224,7 +243,7 @@ describe('AuditLog (Postgres)', () => {
     it('names the seq of a deleted middle record (missing record), at the end of a page too', async () => {
       await chainOf('deleted', 150);
       await tamper(`DELETE FROM audit.records WHERE tenant_id = 'deleted' AND seq = 100`);
-      expect(await log.verify('deleted')).toEqual({
+      expect(await log.verify(tenantIdOf('deleted'))).toEqual({
         ok: false,
         records: 99,
         firstBroken: { seq: 100, problem: 'missing record' },
@@ -238,7 +257,7 @@ describe('AuditLog (Postgres)', () => {
         `UPDATE audit.records SET seq = seq - 1 WHERE tenant_id = 'renumbered' AND seq > 5`,
         `UPDATE audit.chain_heads SET seq = seq - 1 WHERE tenant_id = 'renumbered'`,
       );
-      expect(await log.verify('renumbered')).toEqual({
+      expect(await log.verify(tenantIdOf('renumbered'))).toEqual({
         ok: false,
         records: 4,
         firstBroken: { seq: 5, recordId: ids.get(6), problem: 'hash mismatch' },
@@ -248,7 +267,7 @@ describe('AuditLog (Postgres)', () => {
     it('names the last record’s seq when it was deleted (head mismatch)', async () => {
       await chainOf('truncated', 10);
       await tamper(`DELETE FROM audit.records WHERE tenant_id = 'truncated' AND seq >= 9`);
-      expect(await log.verify('truncated')).toEqual({
+      expect(await log.verify(tenantIdOf('truncated'))).toEqual({
         ok: false,
         records: 8,
         firstBroken: { seq: 9, problem: 'head mismatch' },
@@ -262,7 +281,7 @@ describe('AuditLog (Postgres)', () => {
         `UPDATE audit.records SET seq = 3 WHERE tenant_id = 'swapped' AND seq = 7`,
         `UPDATE audit.records SET seq = 7 WHERE tenant_id = 'swapped' AND seq = 1000`,
       );
-      expect(await log.verify('swapped')).toEqual({
+      expect(await log.verify(tenantIdOf('swapped'))).toEqual({
         ok: false,
         records: 2,
         firstBroken: { seq: 3, recordId: ids.get(7), problem: 'hash mismatch' },
@@ -277,7 +296,7 @@ describe('AuditLog (Postgres)', () => {
                 operation, binding, resource, outcome, reason, trace_id, hash, hash
            FROM audit.records WHERE tenant_id = 'added' AND seq = 4`,
       );
-      const result = await log.verify('added');
+      const result = await log.verify(tenantIdOf('added'));
       expect(result).toMatchObject({ ok: false, records: 4 });
       expect(result.ok || result.firstBroken).toMatchObject({ seq: 5, problem: 'head mismatch' });
       expect(result.ok || result.firstBroken.recordId).not.toBe(ids.get(4));
@@ -350,7 +369,7 @@ describe('AuditLog (Postgres)', () => {
 
     it('verifies a chain of version-1 records continued by version-2 ones, over pages', async () => {
       await mixedChainOf('mixed', 120, 130);
-      const result = await log.verify('mixed');
+      const result = await log.verify(tenantIdOf('mixed'));
       const head = await db.pool.query<{ hash: Buffer }>(
         `SELECT hash FROM audit.chain_heads WHERE tenant_id = 'mixed'`,
       );
@@ -359,7 +378,7 @@ describe('AuditLog (Postgres)', () => {
         records: 250,
         head: { seq: 250, hash: head.rows[0]!.hash.toString('hex') },
       });
-      const { records } = await log.query({ tenantId: 'mixed', limit: 500 });
+      const { records } = await log.query({ tenantId: tenantIdOf('mixed'), limit: 500 });
       expect(records.map((record) => record.hashVersion)).toEqual(
         records.map((record) => (record.seq > 120 ? 2 : 1)),
       );
@@ -374,7 +393,7 @@ describe('AuditLog (Postgres)', () => {
       await tamper(
         `UPDATE audit.records SET hash_version = ${version} WHERE tenant_id = '${tenantId}' AND seq = ${seq}`,
       );
-      expect(await log.verify(tenantId)).toEqual({
+      expect(await log.verify(tenantIdOf(tenantId))).toEqual({
         ok: false,
         records: seq - 1,
         firstBroken: { seq, recordId: ids.get(seq), problem: 'hash mismatch' },
@@ -388,11 +407,11 @@ describe('AuditLog (Postgres)', () => {
         `UPDATE audit.records SET tenant_id = 'target', seq = 4 WHERE tenant_id = 'mover' AND seq = 3`,
         `UPDATE audit.chain_heads SET seq = 4 WHERE tenant_id = 'target'`,
       );
-      expect(await log.verify('target')).toMatchObject({
+      expect(await log.verify(tenantIdOf('target'))).toMatchObject({
         ok: false,
         firstBroken: { seq: 4, recordId: ids.get(3), problem: 'hash mismatch' },
       });
-      expect(await log.verify('mover')).toMatchObject({
+      expect(await log.verify(tenantIdOf('mover'))).toMatchObject({
         ok: false,
         firstBroken: { seq: 3, problem: 'head mismatch' },
       });

@@ -1,4 +1,5 @@
 import { withTransaction } from '@lib/event-store';
+import type { TenantId } from '@lib/ids';
 import type { Pool } from 'pg';
 import { ChainVerifier, type BrokenRecord, type ChainHead } from './audit-chain';
 import { decodeCursor, encodeCursor } from './audit-cursor';
@@ -14,7 +15,7 @@ import { InvalidAuditQuery } from './audit.errors';
 
 /** An operator's question to one tenant's log. Filters combine with AND; time is `from ≤ t < to`. */
 export interface AuditQuery {
-  readonly tenantId: string;
+  readonly tenantId: TenantId;
   readonly from?: Date;
   readonly to?: Date;
   readonly principalId?: string;
@@ -140,7 +141,7 @@ export class AuditLog {
    * snapshot (a repeatable-read transaction: records written meanwhile are neither half seen nor mistaken for
    * tampering), and compares its end with the tenant's chain head.
    */
-  async verify(tenantId: string): Promise<VerifyResult> {
+  async verify(tenantId: TenantId): Promise<VerifyResult> {
     return withTransaction(this.pool, async (client) => {
       await client.query('SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY');
       const heads = await client.query<{ seq: string; hash: Buffer }>(

@@ -1,4 +1,5 @@
 import { canonicalize } from '@lib/a2a-protocol';
+import { tenantIdOf, type TenantId } from '@lib/ids';
 import { createHash } from 'node:crypto';
 import { InvalidAuditEntry } from './audit.errors';
 
@@ -6,7 +7,7 @@ import { InvalidAuditEntry } from './audit.errors';
  * The reserved chain of records that belong to no tenant: a failed authentication whose tenant cannot be told,
  * a platform admin's action. No tenant may be created under this id (the admin API reserves it).
  */
-export const PLATFORM_TENANT = '_platform';
+export const PLATFORM_TENANT: TenantId = tenantIdOf('_platform');
 
 /** How the audited call arrived: the three A2A bindings, the admin API, the worker protocol. */
 export const AUDIT_BINDINGS = ['JSONRPC', 'HTTP+JSON', 'GRPC', 'ADMIN', 'WORKER'] as const;
@@ -26,7 +27,10 @@ export type AuditOutcome = (typeof AUDIT_OUTCOMES)[number];
  * go. Absent facts are `null`, never left out, so a caller says explicitly that it does not know them.
  */
 export interface AuditEntry {
-  /** The tenant whose chain gets the record; {@link PLATFORM_TENANT} when there is none. */
+  /**
+   * The tenant whose chain gets the record; {@link PLATFORM_TENANT} when there is none. A string, not a
+   * TenantId: the chain is the one the call named before anything checked the name (an admin path's tenant).
+   */
   readonly tenantId: string;
   readonly principalId: string | null;
   /** The credential's id (an API key id, a worker credential id), never the secret. */

@@ -1,4 +1,5 @@
 import { createPool, isTransientDatabaseError, withTransaction } from '@lib/event-store';
+import { tenantIdOf } from '@lib/ids';
 import { createTestDatabase, type TestDatabase } from '@lib/testing';
 import type { Pool } from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -68,7 +69,7 @@ describe('AuditWriter (Postgres)', () => {
     const writer = new AuditWriter(db.pool);
     const entry = anEntry('readback');
     await writer.record(entry);
-    const { records } = await log.query({ tenantId: 'readback' });
+    const { records } = await log.query({ tenantId: tenantIdOf('readback') });
     expect(records).toHaveLength(1);
     const [record] = records;
     expect(record).toMatchObject({ ...entry, seq: 1, hashVersion: 2, prevHash: GENESIS_HASH });
@@ -100,7 +101,7 @@ describe('AuditWriter (Postgres)', () => {
       ),
     ]);
     expect(await count('kinds')).toBe(AUDIT_BINDINGS.length + AUDIT_OUTCOMES.length);
-    expect(await log.verify('kinds')).toMatchObject({ ok: true, records: 9 });
+    expect(await log.verify(tenantIdOf('kinds'))).toMatchObject({ ok: true, records: 9 });
     expect(await log.verify(PLATFORM_TENANT)).toMatchObject({ ok: true, records: 1 });
     await writer.close();
   });
@@ -124,7 +125,7 @@ describe('AuditWriter (Postgres)', () => {
     await Promise.all(Array.from({ length: 1_000 }, () => small.record(anEntry('batch-small'))));
     expect(small.stats.flushes).toBe(10);
     for (const tenantId of [...tenants, 'batch-small']) {
-      expect(await log.verify(tenantId)).toMatchObject({ ok: true });
+      expect(await log.verify(tenantIdOf(tenantId))).toMatchObject({ ok: true });
     }
   });
 
@@ -179,8 +180,8 @@ describe('AuditWriter (Postgres)', () => {
     expect(await flushes(() => writer.record(anEntry('round-trips')))).toHaveLength(1);
     expect(writer.stats).toEqual({ flushes: 3, records: 23, failedFlushes: 0 });
 
-    expect(await log.verify('round-trips')).toMatchObject({ ok: true, records: 24 });
-    expect(await log.verify('round-trips-new')).toMatchObject({ ok: true, records: 1 });
+    expect(await log.verify(tenantIdOf('round-trips'))).toMatchObject({ ok: true, records: 24 });
+    expect(await log.verify(tenantIdOf('round-trips-new'))).toMatchObject({ ok: true, records: 1 });
     await writer.close();
     await other.close();
     await counted.end();
@@ -202,7 +203,7 @@ describe('AuditWriter (Postgres)', () => {
     ]);
     expect((outcomes[1] as PromiseRejectedResult).reason).toBeInstanceOf(InvalidAuditEntry);
     expect(writer.stats).toEqual({ flushes: 1, records: 2, failedFlushes: 0 });
-    expect(await log.verify('invalid')).toMatchObject({ ok: true, records: 2 });
+    expect(await log.verify(tenantIdOf('invalid'))).toMatchObject({ ok: true, records: 2 });
   });
 
   it('stores no property but the entry fields: secrets and content have no column to go to', async () => {
@@ -264,7 +265,7 @@ describe('AuditWriter (Postgres)', () => {
     const verifications: boolean[] = [];
     const verifyMeanwhile = async (): Promise<void> => {
       while (verifying) {
-        verifications.push((await log.verify('race-1')).ok);
+        verifications.push((await log.verify(tenantIdOf('race-1'))).ok);
       }
     };
     const checker = verifyMeanwhile();
@@ -275,7 +276,7 @@ describe('AuditWriter (Postgres)', () => {
     expect(verifications.every(Boolean)).toBe(true);
 
     for (const tenantId of tenants) {
-      expect(await log.verify(tenantId)).toMatchObject({ ok: true, records: 2 * 200 });
+      expect(await log.verify(tenantIdOf(tenantId))).toMatchObject({ ok: true, records: 2 * 200 });
       const { rows } = await db.pool.query<{ seq: string; resource: string }>(
         'SELECT seq, resource FROM audit.records WHERE tenant_id = $1 ORDER BY seq',
         [tenantId],
@@ -323,7 +324,7 @@ describe('AuditWriter (Postgres)', () => {
       holder.release();
     }
     await writer.record(anEntry('fails'));
-    expect(await log.verify('fails')).toMatchObject({ ok: true, records: 2 });
+    expect(await log.verify(tenantIdOf('fails'))).toMatchObject({ ok: true, records: 2 });
     await writer.close();
     await pool.end();
   });
@@ -359,7 +360,7 @@ describe('AuditWriter (Postgres)', () => {
     expect(await count('append-only')).toBe(0);
     // A purged tenant's chain starts again.
     await writer.record(anEntry('append-only'));
-    expect(await log.verify('append-only')).toMatchObject({ ok: true, records: 1 });
+    expect(await log.verify(tenantIdOf('append-only'))).toMatchObject({ ok: true, records: 1 });
     await writer.close();
   });
 });

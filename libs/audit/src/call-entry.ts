@@ -1,4 +1,4 @@
-import type { CallContext } from '@lib/tenancy';
+import type { CallContext } from '@lib/ids';
 import type { AuditBinding, AuditEntry } from './audit-record';
 import { traceIdOf } from './trace-id';
 

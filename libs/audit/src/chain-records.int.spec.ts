@@ -1,4 +1,5 @@
 import { createPool, withTransaction } from '@lib/event-store';
+import { tenantIdOf } from '@lib/ids';
 import { createTestDatabase, type TestDatabase } from '@lib/testing';
 import { randomUUID } from 'node:crypto';
 import type { Pool, PoolClient } from 'pg';
@@ -110,8 +111,8 @@ describe('audit.chain_records (Postgres)', () => {
     expect(await chainOf('tx-b')).toEqual(
       [1, 2].map((seq) => ({ resource: `b/${seq}`, seq, version: 2 })),
     );
-    expect(await log.verify('tx-a')).toMatchObject({ ok: true, records: 4 });
-    expect(await log.verify('tx-b')).toMatchObject({ ok: true, records: 2 });
+    expect(await log.verify(tenantIdOf('tx-a'))).toMatchObject({ ok: true, records: 4 });
+    expect(await log.verify(tenantIdOf('tx-b'))).toMatchObject({ ok: true, records: 2 });
   });
 
   it('makes a second transaction on the same tenant wait for the first, then chain after it', async () => {
@@ -145,7 +146,7 @@ describe('audit.chain_records (Postgres)', () => {
       [5, 'first/2/2'],
       [6, 'second/2'],
     ]);
-    expect(await log.verify('waits')).toMatchObject({ ok: true, records: 6 });
+    expect(await log.verify(tenantIdOf('waits'))).toMatchObject({ ok: true, records: 6 });
   });
 
   it('leaves no record and the head unmoved when the transaction rolls back', async () => {
@@ -163,7 +164,7 @@ describe('audit.chain_records (Postgres)', () => {
     expect(await headOf('rolled-back')).toEqual(head);
     expect(await headOf('rolled-back-new')).toBeUndefined();
     await chain(db.pool, [sealed('rolled-back', 'next')]);
-    expect(await log.verify('rolled-back')).toMatchObject({ ok: true, records: 2 });
+    expect(await log.verify(tenantIdOf('rolled-back'))).toMatchObject({ ok: true, records: 2 });
   });
 
   it('fails, retryably, when a purge removed the head it waited for', async () => {
@@ -187,7 +188,7 @@ describe('audit.chain_records (Postgres)', () => {
     }
     expect(await chainOf('purged')).toEqual([]);
     await chain(db.pool, [sealed('purged', 'restarted')]);
-    expect(await log.verify('purged')).toMatchObject({ ok: true, records: 1 });
+    expect(await log.verify(tenantIdOf('purged'))).toMatchObject({ ok: true, records: 1 });
   });
 
   it('does nothing for empty arrays, and refuses arrays of different lengths or a bad digest', async () => {

@@ -1,8 +1,12 @@
+import { tenantIdOf } from '@lib/ids';
 import { createTestDatabase, type TestDatabase } from '@lib/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { appendToStream, ConcurrencyConflict, readStream, type EventMetadata } from './event-store';
 import { withTransaction } from './postgres';
 
+const T1 = tenantIdOf('t1');
+const TA = tenantIdOf('tA');
+const TB = tenantIdOf('tB');
 const meta: EventMetadata = { actor: { kind: 'system', id: 'test' }, binding: 'test' };
 const ev = (n: number) => ({ event: { type: 'Happened', data: { n } }, schemaVersion: 1 });
 
@@ -18,12 +22,12 @@ describe('Postgres event store', () => {
   });
 
   it('appends at expected versions and reads the stream back in order', async () => {
-    await withTransaction(db.pool, (c) => appendToStream(c, 't1', 's:1', 0, [ev(1), ev(2)], meta));
+    await withTransaction(db.pool, (c) => appendToStream(c, T1, 's:1', 0, [ev(1), ev(2)], meta));
     const appended = await withTransaction(db.pool, (c) =>
-      appendToStream(c, 't1', 's:1', 2, [ev(3)], meta),
+      appendToStream(c, T1, 's:1', 2, [ev(3)], meta),
     );
     expect(appended.map((e) => e.streamVersion)).toEqual([3]);
-    const stream = await readStream(db.pool, 't1', 's:1');
+    const stream = await readStream(db.pool, T1, 's:1');
     expect(stream.map((e) => [e.streamVersion, e.event.data])).toEqual([
       [1, { n: 1 }],
       [2, { n: 2 }],
@@ -34,14 +38,14 @@ describe('Postgres event store', () => {
   });
 
   it('refuses a stale expected version and writes nothing', async () => {
-    await withTransaction(db.pool, (c) => appendToStream(c, 't1', 's:2', 0, [ev(1)], meta));
+    await withTransaction(db.pool, (c) => appendToStream(c, T1, 's:2', 0, [ev(1)], meta));
     await expect(
-      withTransaction(db.pool, (c) => appendToStream(c, 't1', 's:2', 0, [ev(99)], meta)),
+      withTransaction(db.pool, (c) => appendToStream(c, T1, 's:2', 0, [ev(99)], meta)),
     ).rejects.toBeInstanceOf(ConcurrencyConflict);
     await expect(
-      withTransaction(db.pool, (c) => appendToStream(c, 't1', 's:2', 5, [ev(99)], meta)),
+      withTransaction(db.pool, (c) => appendToStream(c, T1, 's:2', 5, [ev(99)], meta)),
     ).rejects.toBeInstanceOf(ConcurrencyConflict);
-    expect((await readStream(db.pool, 't1', 's:2')).length).toBe(1);
+    expect((await readStream(db.pool, T1, 's:2')).length).toBe(1);
   });
 
   it('keeps versions gap-free under many concurrent writers that retry on conflict', async () => {
@@ -50,8 +54,8 @@ describe('Postgres event store', () => {
       for (let tries = 0; ; tries++) {
         try {
           return await withTransaction(db.pool, async (c) => {
-            const current = await readStream(c, 't1', 's:race');
-            await appendToStream(c, 't1', 's:race', current.length, [ev(n)], meta);
+            const current = await readStream(c, T1, 's:race');
+            await appendToStream(c, T1, 's:race', current.length, [ev(n)], meta);
             return tries;
           });
         } catch (error) {
@@ -62,7 +66,7 @@ describe('Postgres event store', () => {
       }
     };
     const retries = await Promise.all(Array.from({ length: writers }, (_, i) => writeOnce(i)));
-    const stream = await readStream(db.pool, 't1', 's:race');
+    const stream = await readStream(db.pool, T1, 's:race');
     expect(stream.map((e) => e.streamVersion)).toEqual(
       Array.from({ length: writers }, (_, i) => i + 1),
     );
@@ -71,12 +75,12 @@ describe('Postgres event store', () => {
   });
 
   it('keeps tenants apart: the same stream id in two tenants is two streams', async () => {
-    await withTransaction(db.pool, (c) => appendToStream(c, 'tA', 's:shared', 0, [ev(1)], meta));
-    await withTransaction(db.pool, (c) => appendToStream(c, 'tB', 's:shared', 0, [ev(2)], meta));
-    expect((await readStream(db.pool, 'tA', 's:shared')).map((e) => e.event.data)).toEqual([
+    await withTransaction(db.pool, (c) => appendToStream(c, TA, 's:shared', 0, [ev(1)], meta));
+    await withTransaction(db.pool, (c) => appendToStream(c, TB, 's:shared', 0, [ev(2)], meta));
+    expect((await readStream(db.pool, TA, 's:shared')).map((e) => e.event.data)).toEqual([
       { n: 1 },
     ]);
-    expect((await readStream(db.pool, 'tB', 's:shared')).map((e) => e.event.data)).toEqual([
+    expect((await readStream(db.pool, TB, 's:shared')).map((e) => e.event.data)).toEqual([
       { n: 2 },
     ]);
   });
@@ -92,7 +96,7 @@ describe('Postgres event store', () => {
   });
 
   it('gives every event a global position that grows with commit order within a stream', async () => {
-    const stream = await readStream(db.pool, 't1', 's:race');
+    const stream = await readStream(db.pool, T1, 's:race');
     const positions = stream.map((e) => BigInt(e.globalPosition));
     expect([...positions].sort((a, b) => (a < b ? -1 : a > b ? 1 : 0))).toEqual(positions);
   });

@@ -1,3 +1,4 @@
+import { tenantIdOf, type TenantId } from '@lib/ids';
 import type { PoolClient } from 'pg';
 import { v7 as uuidv7 } from 'uuid';
 
@@ -26,7 +27,7 @@ export interface StoredEvent<
 > {
   event: E;
   eventId: string;
-  tenantId: string;
+  tenantId: TenantId;
   streamId: string;
   streamVersion: number;
   globalPosition: string;
@@ -64,7 +65,7 @@ function toStored<E extends { type: string; data: unknown }>(row: EventRow): Sto
   return {
     event: { type: row.event_type, data: row.data } as E,
     eventId: row.event_id,
-    tenantId: row.tenant_id,
+    tenantId: tenantIdOf(row.tenant_id),
     streamId: row.stream_id,
     streamVersion: row.stream_version,
     globalPosition: row.global_position,
@@ -80,7 +81,7 @@ const COLUMNS =
 /** Reads one stream in version order, optionally only events after `afterVersion`. */
 export async function readStream<E extends { type: string; data: unknown }>(
   client: PoolClient | { query: PoolClient['query'] },
-  tenantId: string,
+  tenantId: TenantId,
   streamId: string,
   afterVersion = 0,
 ): Promise<StoredEvent<E>[]> {
@@ -99,7 +100,7 @@ export async function readStream<E extends { type: string; data: unknown }>(
  */
 export async function appendToStream<E extends { type: string; data: unknown }>(
   client: PoolClient,
-  tenantId: string,
+  tenantId: TenantId,
   streamId: string,
   expectedVersion: number,
   events: readonly NewEvent<E>[],

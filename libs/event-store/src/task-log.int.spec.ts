@@ -1,3 +1,4 @@
+import { tenantIdOf } from '@lib/ids';
 /**
  * `TaskLog`, the one reader of `events.messages`, on a real Postgres: each reader's query shape, the tenant
  * in every stream read, the relay's commit-safe order, and the schema-version check on every read that makes
@@ -31,9 +32,11 @@ afterAll(async () => {
   await db?.drop();
 });
 
+const GLOBEX = tenantIdOf('globex');
+
 /** A new task stream of `tenantId`. */
 function aStream(tenantId = 'acme'): StreamRef {
-  return { tenantId, streamId: `task:${tenantId}:${randomUUID()}` };
+  return { tenantId: tenantIdOf(tenantId), streamId: `task:${tenantId}:${randomUUID()}` };
 }
 
 const submitted = (contextId = 'ctx-1'): Appended => ({
@@ -103,8 +106,8 @@ describe('the task log', () => {
       { version: 2, event: { type: 'TaskStatusUpdated', data: status('TASK_STATE_WORKING').data } },
     ]);
     expect((await log.eventsAfter(stream, 0, 10)).map((e) => e.version)).toEqual([1, 2, 3]);
-    expect(await log.eventsAfter({ ...stream, tenantId: 'globex' }, 0, 10)).toEqual([]);
-    expect(await log.histories([{ ...stream, tenantId: 'globex' }])).toEqual(new Map());
+    expect(await log.eventsAfter({ ...stream, tenantId: GLOBEX }, 0, 10)).toEqual([]);
+    expect(await log.histories([{ ...stream, tenantId: GLOBEX }])).toEqual(new Map());
   });
 
   it('names the followed streams that moved past their position, with their version', async () => {
@@ -136,7 +139,7 @@ describe('the task log', () => {
 
   it('lists the streams of a category', async () => {
     const task = aStream('globex');
-    const other = { tenantId: 'globex', streamId: `other:globex:${randomUUID()}` };
+    const other = { tenantId: GLOBEX, streamId: `other:globex:${randomUUID()}` };
     await append(task, [submitted()]);
     await append(other, [submitted()]);
     const streams = await log.streamsOf('task');
@@ -161,7 +164,7 @@ describe('the task log', () => {
       { streamId: stream.streamId, version: 1 },
     ]);
     expect(recorded).toEqual(new Map([[stream.streamId, first?.recordedAt]]));
-    expect(await log.recordedAt('globex', [{ streamId: stream.streamId, version: 1 }])).toEqual(
+    expect(await log.recordedAt(GLOBEX, [{ streamId: stream.streamId, version: 1 }])).toEqual(
       new Map(),
     );
   });

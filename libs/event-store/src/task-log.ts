@@ -1,3 +1,4 @@
+import { tenantIdOf, type TenantId } from '@lib/ids';
 import {
   TASK_EVENT_SCHEMA_VERSION,
   TASK_EVENT_TYPES,
@@ -20,7 +21,7 @@ export const LOG_START: LogCursor = { transactionId: '0', position: '0' };
 
 /** A task stream of a tenant. */
 export interface StreamRef {
-  tenantId: string;
+  tenantId: TenantId;
   streamId: string;
 }
 
@@ -39,7 +40,7 @@ export interface VersionedTaskEvent {
 /** An event of the log in commit order (the relay's read), with its task's context and agent. */
 export interface CommittedTaskEvent {
   eventId: string;
-  tenantId: string;
+  tenantId: TenantId;
   streamId: string;
   streamVersion: number;
   globalPosition: string;
@@ -129,7 +130,10 @@ export class TaskLog {
         ORDER BY tenant_id, stream_id`,
       [`${category}:%`],
     );
-    return result.rows.map((row) => ({ tenantId: row.tenant_id, streamId: row.stream_id }));
+    return result.rows.map((row) => ({
+      tenantId: tenantIdOf(row.tenant_id),
+      streamId: row.stream_id,
+    }));
   }
 
   /**
@@ -259,7 +263,7 @@ export class TaskLog {
     );
     return result.rows.map((row) => ({
       eventId: row.event_id,
-      tenantId: row.tenant_id,
+      tenantId: tenantIdOf(row.tenant_id),
       streamId: row.stream_id,
       streamVersion: row.stream_version,
       globalPosition: row.global_position,
@@ -293,7 +297,7 @@ export class TaskLog {
       values: [cursor.transactionId, cursor.position, limit],
     });
     return result.rows.map((row) => ({
-      tenantId: row.tenant_id,
+      tenantId: tenantIdOf(row.tenant_id),
       streamId: row.stream_id,
       cursor: { transactionId: row.transaction_id, position: row.global_position },
     }));
@@ -361,7 +365,7 @@ export class TaskLog {
    * log are absent.
    */
   async recordedAt(
-    tenantId: string,
+    tenantId: TenantId,
     generations: readonly { streamId: string; version: number }[],
   ): Promise<Map<string, Date>> {
     const result = await this.db.query<{ stream_id: string; recorded_at: Date }>({

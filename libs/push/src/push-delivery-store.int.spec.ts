@@ -1,3 +1,4 @@
+import { tenantIdOf } from '@lib/ids';
 /**
  * The operators' delivery store against real Postgres (docs/push.md "Operating"): a tenant's deliveries newest
  * first with filters and cursor pages that neither repeat nor skip (rows created in the same microsecond
@@ -77,7 +78,7 @@ async function allPages(
 }
 
 describe('PushDeliveryStore', () => {
-  const tenant = `t-${randomUUID().slice(0, 8)}`;
+  const tenant = tenantIdOf(`t-${randomUUID().slice(0, 8)}`);
   const taskA = 'task-a';
   const taskB = 'task-b';
   let ids: string[];
@@ -137,7 +138,7 @@ describe('PushDeliveryStore', () => {
     expect(deadOfA.deliveries.map((d) => d.deliveryId).sort()).toStrictEqual(
       [ids[0], ids[1]].sort(),
     );
-    expect((await store.list({ tenantId: 'nobody' })).deliveries).toStrictEqual([]);
+    expect((await store.list({ tenantId: tenantIdOf('nobody') })).deliveries).toStrictEqual([]);
   });
 
   it('pages with a cursor: every delivery once, in the same order, ties on the creation time included', async () => {
@@ -202,7 +203,7 @@ describe('PushDeliveryStore', () => {
     expect(await store.redrive(tenant, ids[2]!)).toBeNull();
     expect(await store.redrive(tenant, ids[3]!)).toBeNull();
     expect(await store.redrive(tenant, ids[6]!)).toBeNull();
-    expect(await store.redrive('someone-else', ids[0]!)).toBeNull();
+    expect(await store.redrive(tenantIdOf('someone-else'), ids[0]!)).toBeNull();
     expect(await store.redrive(tenant, randomUUID())).toBeNull();
     expect(await store.redrive(tenant, 'not-a-uuid')).toBeNull();
     expect(await state(ids[2])).toStrictEqual({ state: 'delivered', attempts: 1 });

@@ -1,3 +1,4 @@
+import { tenantIdOf, type TenantId } from '@lib/ids';
 import type { Pool } from 'pg';
 
 /** The states of a delivery: waiting for an attempt, claimed by one, accepted, given up. */
@@ -8,7 +9,7 @@ export type DeliveryState = (typeof DELIVERY_STATES)[number];
 /** A delivery as an operator sees it: no body, no secrets. */
 export interface DeliveryRecord {
   deliveryId: string;
-  tenantId: string;
+  tenantId: TenantId;
   taskId: string;
   configId: string;
   generation: number;
@@ -24,7 +25,7 @@ export interface DeliveryRecord {
 
 /** An operator's question about one tenant's deliveries; filters combine with AND. */
 export interface DeliveryQuery {
-  readonly tenantId: string;
+  readonly tenantId: TenantId;
   readonly taskId?: string;
   readonly state?: DeliveryState;
   /** Deliveries per page, 1 to {@link MAX_DELIVERY_PAGE_SIZE}. Default: 100. */
@@ -133,7 +134,7 @@ export class PushDeliveryStore {
    * Makes a dead delivery pending again, due now, its attempts from zero (its lane still needs a job: see
    * `redriveJobId`). Returns the delivery, or null when the tenant has no dead delivery with that id.
    */
-  async redrive(tenantId: string, deliveryId: string): Promise<DeliveryRecord | null> {
+  async redrive(tenantId: TenantId, deliveryId: string): Promise<DeliveryRecord | null> {
     if (!UUID.test(deliveryId)) {
       return null;
     }
@@ -175,7 +176,7 @@ function decodeCursor(cursor: string): { createdKey: string; deliveryId: string 
 function recordOf(row: DeliveryRow): DeliveryRecord {
   return {
     deliveryId: row.delivery_id,
-    tenantId: row.tenant_id,
+    tenantId: tenantIdOf(row.tenant_id),
     taskId: row.task_id,
     configId: row.config_id,
     generation: row.generation,

@@ -1,3 +1,4 @@
+import { tenantIdOf } from '@lib/ids';
 import { taskStreamId } from '@lib/task-domain';
 import { seedTenant } from '@lib/tenancy';
 import {
@@ -112,7 +113,7 @@ export async function taskEvents(
   const result = await pool.query<StoredEventRow>(
     `SELECT stream_version, event_type, data, metadata FROM events.messages
       WHERE tenant_id = $1 AND stream_id = $2 ORDER BY stream_version`,
-    [tenantId, taskStreamId(tenantId, taskId)],
+    [tenantId, taskStreamId(tenantIdOf(tenantId), taskId)],
   );
   return result.rows;
 }

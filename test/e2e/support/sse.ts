@@ -1,4 +1,5 @@
 import type { StreamResponse } from '@lib/a2a-protocol';
+import { tenantIdOf } from '@lib/ids';
 import { taskStreamId } from '@lib/task-domain';
 import type { Pool } from 'pg';
 import { requestInit, type HttpRequest } from './http';
@@ -351,7 +352,7 @@ export async function logGenerations(
   }>(
     `SELECT stream_version, event_type, data FROM events.messages
       WHERE tenant_id = $1 AND stream_id = $2 ORDER BY stream_version`,
-    [tenantId, taskStreamId(tenantId, taskId)],
+    [tenantId, taskStreamId(tenantIdOf(tenantId), taskId)],
   );
   return rows.rows.map((r) => ({ version: r.stream_version, type: r.event_type, data: r.data }));
 }

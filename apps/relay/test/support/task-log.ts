@@ -1,3 +1,4 @@
+import { tenantIdOf, type TenantId } from '@lib/ids';
 /**
  * Writes realistic task events into the log the way the task-service does (`appendToStream` inside a
  * transaction, the task's view row with the first event, optionally a `pg_notify` task notice), with knobs
@@ -18,7 +19,7 @@ import type { Pool, PoolClient } from 'pg';
 
 /** A task the writer appends to; `contextId` and `agentId` are what the relay joins in from the view. */
 export interface LogTask {
-  tenantId: string;
+  tenantId: TenantId;
   taskId: string;
   contextId: string;
   agentId: string;
@@ -56,7 +57,7 @@ export function randomInt(min: number, max: number): number {
 
 export function newTasks(tenants: readonly string[], count: number, agentId = 'echo'): LogTask[] {
   return Array.from({ length: count }, (_, i) => ({
-    tenantId: tenants[i % tenants.length] ?? 'relay-test',
+    tenantId: tenantIdOf(tenants[i % tenants.length] ?? 'relay-test'),
     taskId: randomUUID(),
     contextId: randomUUID(),
     agentId,

@@ -1,5 +1,6 @@
 import type { SendMessageResponse, Task } from '@lib/a2a-protocol';
 import type { TaskServiceConfig } from '@lib/config';
+import { tenantIdOf } from '@lib/ids';
 import { taskStreamId } from '@lib/task-domain';
 import { callContext } from '@lib/testing';
 import type { Pool } from 'pg';
@@ -107,19 +108,18 @@ describe('SendMessageHandler', () => {
     expect(task.status.timestamp).toBe(NOW.toISOString());
     expect(store.batches).toHaveLength(1);
     expect(store.batches[0]?.[0]?.claim?.messageId).toBe('m1');
-    expect(store.streams.get(taskStreamId('acme', 'id-1'))?.events.map((e) => e.type)).toEqual([
-      'TaskSubmitted',
-    ]);
+    expect(
+      store.streams.get(taskStreamId(tenantIdOf('acme'), 'id-1'))?.events.map((e) => e.type),
+    ).toEqual(['TaskSubmitted']);
   });
 
   it('leases the task to a local worker with room in the same append', async () => {
     const { store, dispatcher, send } = setUp(1);
     const task = await send('m1', 'hello');
     expect(store.batches).toHaveLength(1);
-    expect(store.streams.get(taskStreamId('acme', task.id))?.events.map((e) => e.type)).toEqual([
-      'TaskSubmitted',
-      'TaskLeaseGranted',
-    ]);
+    expect(
+      store.streams.get(taskStreamId(tenantIdOf('acme'), task.id))?.events.map((e) => e.type),
+    ).toEqual(['TaskSubmitted', 'TaskLeaseGranted']);
     const outcome = dispatcher.outcomes[0];
     expect(outcome?.kind === 'written' && outcome.after.lease?.workerId).toBe('w-local');
   });

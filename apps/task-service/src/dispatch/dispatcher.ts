@@ -17,7 +17,14 @@ import {
   type TaskCommand,
   type TaskEvent,
 } from '@lib/task-domain';
-import { agentIdOf, tenantIdOf, type AgentRef, type TaskId, type TaskRef } from '@lib/tenancy';
+import {
+  agentIdOf,
+  tenantIdOf,
+  type AgentRef,
+  type TaskId,
+  type TaskRef,
+  type TenantId,
+} from '@lib/tenancy';
 import {
   Inject,
   Injectable,
@@ -224,12 +231,13 @@ export class Dispatcher implements OnApplicationBootstrap, OnModuleDestroy {
         this.wake(agentKey({ tenantId: tenantIdOf(notice.t), agentId: agentIdOf(notice.a) }));
         return;
       case 'cancel':
-        this.findSession(notice.t, notice.id, notice.e, notice.w)?.send({
+        this.findSession(tenantIdOf(notice.t), notice.id, notice.e, notice.w)?.send({
           cancel: { taskId: notice.id, leaseEpoch: notice.e },
         });
         return;
       case 'revoke': {
-        const session = this.findSession(notice.t, notice.id, notice.e, notice.w);
+        const tenantId = tenantIdOf(notice.t);
+        const session = this.findSession(tenantId, notice.id, notice.e, notice.w);
         if (session) {
           session.send({
             leaseRevoked: { taskId: notice.id, leaseEpoch: notice.e, reason: 'lease ended' },
@@ -237,7 +245,7 @@ export class Dispatcher implements OnApplicationBootstrap, OnModuleDestroy {
           this.released(session, notice.id);
         } else {
           // Its worker is connected elsewhere, or gone: the slot it held may be for a worker here.
-          this.wakeCapped(notice.t);
+          this.wakeCapped(tenantId);
         }
         return;
       }
@@ -267,7 +275,7 @@ export class Dispatcher implements OnApplicationBootstrap, OnModuleDestroy {
   }
 
   /** Looks for queued work of the tenant's capped agents that have workers here. */
-  private wakeCapped(tenantId: string): void {
+  private wakeCapped(tenantId: TenantId): void {
     for (const [key, set] of this.sessions) {
       const [first] = set;
       if (
@@ -285,7 +293,7 @@ export class Dispatcher implements OnApplicationBootstrap, OnModuleDestroy {
    * that reconnected has a new worker id), else the session the lease was granted to.
    */
   private findSession(
-    tenantId: string,
+    tenantId: TenantId,
     taskId: string,
     epoch: number,
     workerId: string,

@@ -1,6 +1,7 @@
 import type { ServerDuplexStream } from '@grpc/grpc-js';
 import type { SendMessageResponse, Task, workerPb } from '@lib/a2a-protocol';
 import type { TaskServiceConfig } from '@lib/config';
+import { tenantIdOf } from '@lib/ids';
 import { taskStreamId } from '@lib/task-domain';
 import { callContext } from '@lib/testing';
 import type { Pool } from 'pg';
@@ -148,7 +149,9 @@ describe('Dispatcher: the assignment of a lease granted with the acceptance', ()
     await vi.advanceTimersByTimeAsync(0);
     expect(sent).toHaveLength(1);
     const taskId = sent[0]?.assignment?.taskId ?? '';
-    expect(store.views.get(taskStreamId('acme', taskId))?.lease?.workerId).toBe('w-local');
+    expect(store.views.get(taskStreamId(tenantIdOf('acme'), taskId))?.lease?.workerId).toBe(
+      'w-local',
+    );
     expect(session.inflight.get(taskId)).toBe(1);
     expect(session.free).toBe(3);
   });

@@ -85,9 +85,9 @@ describe('TaskWriter', () => {
     expect(outcomes.map((o) => o.kind)).toEqual(['written', 'written', 'written']);
     expect(store.batches).toHaveLength(1);
     expect(store.batches[0]?.map((c) => c.streamId)).toEqual([
-      taskStreamId('acme', 't1'),
-      taskStreamId('acme', 't2'),
-      taskStreamId('acme', 't3'),
+      taskStreamId(ACME, 't1'),
+      taskStreamId(ACME, 't2'),
+      taskStreamId(ACME, 't3'),
     ]);
     expect(store.reads).toBe(0);
   });
@@ -108,7 +108,7 @@ describe('TaskWriter', () => {
       'TASK_STATE_COMPLETED',
     );
     expect(store.reads).toBe(0);
-    expect(store.streams.get(taskStreamId('acme', 't1'))?.events).toHaveLength(4);
+    expect(store.streams.get(taskStreamId(ACME, 't1'))?.events).toHaveLength(4);
   });
 
   it('puts a second command on the same stream in the next batch, decided on the first one', async () => {
@@ -136,7 +136,7 @@ describe('TaskWriter', () => {
     store.beforeAppend = () => {
       if (!moved) {
         moved = true;
-        store.appendBehind(taskStreamId('acme', 't1'), [
+        store.appendBehind(taskStreamId(ACME, 't1'), [
           { type: 'TaskStatusUpdated', data: { status: { state: 'TASK_STATE_WORKING' } } },
         ]);
       }
@@ -154,7 +154,7 @@ describe('TaskWriter', () => {
     });
     store.beforeAppend = (changes) => {
       if (changes.length === 2) {
-        store.appendBehind(taskStreamId('acme', 't1'), [
+        store.appendBehind(taskStreamId(ACME, 't1'), [
           { type: 'TaskStatusUpdated', data: { status: { state: 'TASK_STATE_WORKING' } } },
         ]);
       }
@@ -172,7 +172,7 @@ describe('TaskWriter', () => {
     const { store, writer } = setUp();
     await writer.write(submit('t1'));
     // Another replica leased the task and its worker finished it: the cache knows nothing of it.
-    store.appendBehind(taskStreamId('acme', 't1'), [
+    store.appendBehind(taskStreamId(ACME, 't1'), [
       {
         type: 'TaskLeaseGranted',
         data: { leaseEpoch: 1, workerId: 'w9', expiresAt: NOW.toISOString(), attempt: 1 },
@@ -199,7 +199,7 @@ describe('TaskWriter', () => {
     await writer.write(submit('t1', 'same'));
     const again = await writer.write(submit('t2', 'same'));
     expect(again.kind).toBe('duplicate');
-    expect(store.streams.has(taskStreamId('acme', 't2'))).toBe(false);
+    expect(store.streams.has(taskStreamId(ACME, 't2'))).toBe(false);
   });
 
   it('hands the audit record of a written command to the store with its change, sealed once', async () => {
@@ -225,7 +225,7 @@ describe('TaskWriter', () => {
     });
     expect([repeat.kind, nothing.kind]).toEqual(['duplicate', 'unchanged']);
     expect(audit.entries.map((e) => e.resource)).toEqual(['task/t1']);
-    expect(store.streams.has(taskStreamId('acme', 't2'))).toBe(false);
+    expect(store.streams.has(taskStreamId(ACME, 't2'))).toBe(false);
   });
 
   it('refuses a command whose audit entry cannot be stored, and writes nothing for it', async () => {
@@ -247,7 +247,7 @@ describe('TaskWriter', () => {
     const repeat = await writer.write(update('t1', 'TASK_STATE_WORKING', '1:same'));
     expect(first.kind).toBe('written');
     expect(repeat.kind).toBe('unchanged');
-    expect(store.streams.get(taskStreamId('acme', 't1'))?.events).toHaveLength(3);
+    expect(store.streams.get(taskStreamId(ACME, 't1'))?.events).toHaveLength(3);
   });
 
   it('refuses only the command whose decision throws', async () => {
@@ -270,7 +270,7 @@ describe('TaskWriter', () => {
     expect((await writer.write(submit('t1'))).kind).toBe('written');
     store.failNextAppends.push(Object.assign(new Error('gone'), { code: '57P01' }));
     await expect(writer.write(submit('t2'))).rejects.toThrow('gone');
-    expect(store.streams.has(taskStreamId('acme', 't2'))).toBe(false);
+    expect(store.streams.has(taskStreamId(ACME, 't2'))).toBe(false);
   });
 
   it('with two batches in flight, sends a second while the first waits for its commit, never with a stream of the first', async () => {
@@ -293,9 +293,9 @@ describe('TaskWriter', () => {
     const outcomes = await Promise.all([first, second, sameStream]);
     expect(outcomes.map((o) => o.kind)).toEqual(['written', 'written', 'written']);
     expect(store.batches.map((b) => b.map((c) => c.streamId))).toEqual([
-      [taskStreamId('acme', 't1')],
-      [taskStreamId('acme', 't2')],
-      [taskStreamId('acme', 't1')],
+      [taskStreamId(ACME, 't1')],
+      [taskStreamId(ACME, 't2')],
+      [taskStreamId(ACME, 't1')],
     ]);
   });
 
