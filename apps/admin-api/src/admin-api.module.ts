@@ -12,6 +12,7 @@ import { lifecycle, ObservabilityModule, OpsModule, OpsRegistrations } from '@li
 import { PushDeliveryStore } from '@lib/push';
 import { AgentStore, CredentialStore, IssuerStore, quotaRedis, TenantStore } from '@lib/tenancy';
 import { UpstreamStore } from '@lib/upstream';
+import { WorkerSessionStore, WorkQueue } from '@lib/work-queue';
 import {
   Inject,
   Logger,
@@ -28,7 +29,6 @@ import { AdminAuditInterceptor } from './admin-audit.interceptor';
 import { AdminAuthenticator } from './admin-auth';
 import { AgentsController } from './agents.controller';
 import { AuditController } from './audit.controller';
-import { ConnectedWorkersStore } from './connected-workers.store';
 import {
   AdminKeysController,
   ApiKeysController,
@@ -188,7 +188,16 @@ export class AdminApiModule implements NestModule {
         PushLanes,
         TaskAdminStore,
         TaskChangeFeed,
-        ConnectedWorkersStore,
+        {
+          provide: WorkQueue,
+          useFactory: (pool: Pool) => new WorkQueue(pool),
+          inject: [ADMIN_PG_POOL],
+        },
+        {
+          provide: WorkerSessionStore,
+          useFactory: (pool: Pool) => new WorkerSessionStore(pool),
+          inject: [ADMIN_PG_POOL],
+        },
         TenantUsageReader,
         AdminAudit,
         AdminAuditInterceptor,

@@ -22,8 +22,8 @@ import {
   type WorkerCredentialRecord,
 } from '@lib/tenancy';
 import { UPSTREAM_BINDINGS, type UpstreamSummary } from '@lib/upstream';
+import type { ConnectedWorker } from '@lib/work-queue';
 import type { AdminErrorBody } from './admin-errors.filter';
-import type { ConnectedWorker } from './connected-workers.store';
 import { z } from './openapi-zod';
 import type {
   TaskChange,
@@ -260,8 +260,10 @@ export const issuerAnswer = answers<IssuerRecord>()(
 
 /**
  * The body of an issuer's PUT. The admin API checks it with `validateOidcIssuer` (@lib/tenancy), which is
- * not a zod schema; so its fields are the answer's (their names and types follow `OidcIssuer`), its
- * defaults the library's, and the checks it makes are in the description.
+ * not a zod schema (its checks depend on the platform's settings, and each names the field it refuses); so
+ * its fields are the answer's (their names and types follow `OidcIssuer`), its defaults the library's, and the
+ * checks it makes are in the description. `openapi.unit.spec.ts` holds the two together: the same fields,
+ * the same required ones, the same defaults.
  */
 export const issuerDefinitionBody = z
   .object({

@@ -1,4 +1,4 @@
-import { InvalidInput } from '@lib/tenancy';
+import { InvalidInput, OIDC_ISSUER_FIELDS, validateOidcIssuer } from '@lib/tenancy';
 import { RequestMethod } from '@nestjs/common';
 import {
   GUARDS_METADATA,
@@ -134,5 +134,29 @@ describe('the OpenAPI document', () => {
     const invalid = adminError(new InvalidInput('bad', [{ field: 'name', description: 'empty' }]));
     expect(validError?.(invalid.body)).toBe(true);
     expect(validError?.({ error: { code: 400 } })).toBe(false);
+  });
+
+  it('describes the issuer body as validateOidcIssuer checks it: its fields, required ones and defaults', () => {
+    const schema = ADMIN_OPENAPI.components?.schemas?.OidcIssuerDefinition as {
+      properties: Record<string, { default?: unknown }>;
+      required: string[];
+      additionalProperties: boolean;
+    };
+    expect(Object.keys(schema.properties).sort()).toEqual([...OIDC_ISSUER_FIELDS].sort());
+    expect(schema.additionalProperties).toBe(false);
+    const missing = validateOidcIssuer({});
+    expect(missing.ok).toBe(false);
+    const required = missing.ok ? [] : missing.errors.map((e) => e.field);
+    expect([...schema.required].sort()).toEqual(required.sort());
+    const minimal = validateOidcIssuer({
+      issuer: 'https://login.example.com',
+      audience: 'a2a',
+      jwksUrl: 'https://login.example.com/jwks',
+    });
+    expect(minimal.ok).toBe(true);
+    const filled = minimal.ok ? minimal.issuer : undefined;
+    expect(schema.properties.principalClaim?.default).toBe(filled?.principalClaim);
+    expect(schema.properties.scopesClaim?.default).toBe(filled?.scopesClaim);
+    expect(schema.properties.scopeMap?.default).toEqual(filled?.scopeMap);
   });
 });

@@ -1,7 +1,8 @@
 import { TASK_STATES, type TaskStateName } from '@lib/a2a-protocol';
 import { TaskLog, type LogCursor } from '@lib/event-store';
 import { taskIdOfStream, taskStreamId } from '@lib/task-domain';
-import { InvalidInput, type TenantId } from '@lib/tenancy';
+import { InvalidInput, taskIdOf, type TenantId } from '@lib/tenancy';
+import { WorkQueue, type TaskWork } from '@lib/work-queue';
 import { Inject, Injectable } from '@nestjs/common';
 import type { Pool } from 'pg';
 import { timelineEntry, type TimelineEntry } from './task-timeline';
@@ -34,17 +35,6 @@ export interface TaskSummary {
 export interface TaskPage {
   tasks: TaskSummary[];
   nextCursor?: string;
-}
-
-/** The task's row in `ops.task_work`: queued, or leased to a worker session. */
-export interface TaskWork {
-  status: 'queued' | 'leased';
-  attempt: number;
-  queuedAt: string;
-  leaseEpoch: number | null;
-  workerId: string | null;
-  leaseExpiresAt: string | null;
-  cancelDeadline: string | null;
 }
 
 /** A task as stored: the view's row (the A2A task with its history and artifacts) and its work. */
@@ -108,7 +98,10 @@ const iso = (at: Date | null): string | null => (at ? at.toISOString() : null);
 export class TaskAdminStore {
   private readonly log: TaskLog;
 
-  constructor(@Inject(ADMIN_PG_POOL) private readonly pool: Pool) {
+  constructor(
+    @Inject(ADMIN_PG_POOL) private readonly pool: Pool,
+    private readonly work: WorkQueue,
+  ) {
     this.log = new TaskLog(pool);
   }
 
@@ -156,48 +149,19 @@ export class TaskAdminStore {
 
   /** The task as stored, or null when the tenant has no such task. */
   async get(tenantId: TenantId, taskId: string): Promise<TaskDetail | null> {
-    const result = await this.pool.query<
-      SummaryRow & {
-        task: unknown;
-        work_status: 'queued' | 'leased' | null;
-        attempt: number | null;
-        queued_at: Date | null;
-        lease_epoch: string | null;
-        worker_id: string | null;
-        lease_expires_at: Date | null;
-        cancel_deadline: Date | null;
-      }
-    >({
+    const result = await this.pool.query<SummaryRow & { task: unknown }>({
       name: 'admin-tasks.get',
-      text: `SELECT v.task_id, v.context_id, v.agent_id, v.owner_id, v.state, v.status_timestamp, v.version,
-                    v.task, w.status AS work_status, w.attempt, w.queued_at, w.lease_epoch, w.worker_id,
-                    w.lease_expires_at, w.cancel_deadline
-               FROM read.task_view v
-               LEFT JOIN ops.task_work w ON w.tenant_id = v.tenant_id AND w.task_id = v.task_id
-              WHERE v.tenant_id = $1 AND v.task_id = $2`,
+      text: `SELECT task_id, context_id, agent_id, owner_id, state, status_timestamp, version, task
+               FROM read.task_view
+              WHERE tenant_id = $1 AND task_id = $2`,
       values: [tenantId, taskId],
     });
     const row = result.rows[0];
     if (!row) {
       return null;
     }
-    return {
-      tenantId,
-      ...summaryOf(row),
-      task: row.task,
-      work:
-        row.work_status === null
-          ? null
-          : {
-              status: row.work_status,
-              attempt: row.attempt ?? 0,
-              queuedAt: iso(row.queued_at) ?? '',
-              leaseEpoch: row.lease_epoch === null ? null : Number(row.lease_epoch),
-              workerId: row.worker_id,
-              leaseExpiresAt: iso(row.lease_expires_at),
-              cancelDeadline: iso(row.cancel_deadline),
-            },
-    };
+    const work = await this.work.workOf({ tenantId, taskId: taskIdOf(taskId) });
+    return { tenantId, ...summaryOf(row), task: row.task, work };
   }
 
   /**

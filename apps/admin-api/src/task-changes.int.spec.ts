@@ -2,6 +2,7 @@ import type { AdminApiConfig } from '@lib/config';
 import { tenantIdOf } from '@lib/ids';
 import { taskStreamId } from '@lib/task-domain';
 import { createTestDatabase, type TestDatabase } from '@lib/testing';
+import { WorkQueue } from '@lib/work-queue';
 import { randomUUID } from 'node:crypto';
 import type { PoolClient } from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -64,7 +65,7 @@ const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 beforeAll(async () => {
   db = await createTestDatabase('admin_task_changes');
-  feed = new TaskChangeFeed(new TaskAdminStore(db.pool), {
+  feed = new TaskChangeFeed(new TaskAdminStore(db.pool, new WorkQueue(db.pool)), {
     POSTGRES_URL: 'postgres://postgres@127.0.0.1:1/nowhere',
   } as AdminApiConfig);
 });

@@ -1,5 +1,6 @@
 import type { TenantId } from '@lib/ids';
 import { TenantStore } from '@lib/tenancy';
+import { WorkerSessionStore, WorkQueue, type ConnectedWorker } from '@lib/work-queue';
 import {
   Controller,
   Get,
@@ -14,7 +15,6 @@ import { AdminAuditInterceptor } from './admin-audit.interceptor';
 import { AdminErrorsFilter } from './admin-errors.filter';
 import { AdminRoute } from './admin-route';
 import { AdminGuard } from './admin.guard';
-import { ConnectedWorkersStore, type ConnectedWorker } from './connected-workers.store';
 import { parseQuery, queryText, TenantIdPipe } from './params';
 
 /** The query of the workers' listing. */
@@ -31,7 +31,8 @@ export const workerQuery = z.object({ agentId: queryText.optional() });
 export class WorkersController {
   constructor(
     private readonly tenants: TenantStore,
-    private readonly workers: ConnectedWorkersStore,
+    private readonly sessions: WorkerSessionStore,
+    private readonly work: WorkQueue,
   ) {}
 
   @Get()
@@ -42,6 +43,15 @@ export class WorkersController {
   ): Promise<{ workers: ConnectedWorker[] }> {
     const tenant = (await this.tenants.get(tenantId)).tenantId;
     const { agentId } = parseQuery(workerQuery, query);
-    return { workers: await this.workers.list(tenant, agentId) };
+    const [sessions, leases] = await Promise.all([
+      this.sessions.list(tenant, agentId),
+      this.work.leasesBySession(tenant, agentId),
+    ]);
+    return {
+      workers: sessions.map((session) => ({
+        ...session,
+        leases: leases.get(session.sessionId) ?? [],
+      })),
+    };
   }
 }

@@ -1,9 +1,9 @@
 import type { TaskServiceConfig } from '@lib/config';
 import { pingPostgres } from '@lib/event-store';
 import { lifecycle, metrics, OpsRegistrations } from '@lib/observability';
+import { WorkQueue } from '@lib/work-queue';
 import { Inject, Injectable } from '@nestjs/common';
 import type { Pool } from 'pg';
-import { WorkQueue } from './dispatch/work-queue';
 import { GrpcServers } from './grpc/grpc-servers';
 import { WorkerServiceBinding } from './grpc/worker-service.binding';
 import { TaskViews } from './queries/task-views';

@@ -9,6 +9,7 @@ import {
 import { createPool } from '@lib/event-store';
 import { ObservabilityModule, OpsModule } from '@lib/observability';
 import { ConfigChanges } from '@lib/tenancy';
+import { WorkQueue, WorkerSessionStore } from '@lib/work-queue';
 import {
   Inject,
   Logger,
@@ -24,9 +25,7 @@ import { PushConfigHandler } from './commands/push-config.handler';
 import { SendMessageHandler } from './commands/send-message.handler';
 import { Dispatcher } from './dispatch/dispatcher';
 import { LeaseSweeper } from './dispatch/lease-sweeper';
-import { WorkQueue } from './dispatch/work-queue';
 import { WorkerRegistry } from './dispatch/worker-registry';
-import { WorkerSessionStore } from './dispatch/worker-session.store';
 import { GrpcServers } from './grpc/grpc-servers';
 import { WorkerServiceBinding } from './grpc/worker-service.binding';
 import { NoticeBus } from './notice-bus';
@@ -86,7 +85,7 @@ export class TaskServiceModule {
         { provide: TaskStore, useClass: PostgresTaskStore },
         TaskWriter,
         TaskWatch,
-        WorkQueue,
+        { provide: WorkQueue, useFactory: (pool: Pool) => new WorkQueue(pool), inject: [PG_POOL] },
         TaskDecisions,
         TaskViews,
         {
@@ -107,7 +106,11 @@ export class TaskServiceModule {
         ListTasksQuery,
         Dispatcher,
         LeaseSweeper,
-        WorkerSessionStore,
+        {
+          provide: WorkerSessionStore,
+          useFactory: (pool: Pool) => new WorkerSessionStore(pool),
+          inject: [PG_POOL],
+        },
         WorkerRegistry,
         WorkerServiceBinding,
         TaskCommands,

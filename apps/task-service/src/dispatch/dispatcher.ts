@@ -25,6 +25,7 @@ import {
   type TaskRef,
   type TenantId,
 } from '@lib/tenancy';
+import { WorkQueue } from '@lib/work-queue';
 import {
   Inject,
   Injectable,
@@ -42,7 +43,6 @@ import { TaskStore } from '../write/task-store';
 import { TaskWriter, type WriteOutcome } from '../write/task-writer';
 import { afterRound, openSlots, type ClaimRound } from './claim-round';
 import { dispatchInSpan } from './dispatch-span';
-import { WorkQueue } from './work-queue';
 import { agentKey, type WorkerSession } from './worker-session';
 
 /**

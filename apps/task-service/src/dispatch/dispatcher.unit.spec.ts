@@ -4,6 +4,7 @@ import type { TaskServiceConfig } from '@lib/config';
 import { tenantIdOf } from '@lib/ids';
 import { taskStreamId } from '@lib/task-domain';
 import { callContext } from '@lib/testing';
+import type { WorkQueue } from '@lib/work-queue';
 import type { Pool } from 'pg';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { CountingIds } from '../../test/support/counting-ids';
@@ -20,7 +21,6 @@ import type { ChangeRefusal, StreamChange } from '../write/task-store';
 import { recordOf, type TaskWatch } from '../write/task-watch';
 import { TaskWriter } from '../write/task-writer';
 import { Dispatcher } from './dispatcher';
-import type { WorkQueue } from './work-queue';
 import { WorkerSession } from './worker-session';
 
 // The dispatcher waits between reads with `setTimeout` of `node:timers/promises`, which `vi.useFakeTimers()` does

@@ -2,6 +2,7 @@ import type { TaskServiceConfig } from '@lib/config';
 import { isTransientDatabaseError } from '@lib/event-store';
 import { metrics } from '@lib/observability';
 import { decide, type TaskCommand } from '@lib/task-domain';
+import { WorkQueue } from '@lib/work-queue';
 import {
   Inject,
   Injectable,
@@ -13,7 +14,6 @@ import { randomUUID } from 'node:crypto';
 import { AgentDirectory } from '../agent-directory';
 import { TASK_SERVICE_CONFIG } from '../tokens';
 import { TaskDecisions } from '../write/task-decisions';
-import { WorkQueue } from './work-queue';
 
 const BATCH = 100;
 

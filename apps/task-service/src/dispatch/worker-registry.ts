@@ -1,5 +1,6 @@
 import type { TaskServiceConfig } from '@lib/config';
 import { isTransientDatabaseError } from '@lib/event-store';
+import { STALE_AFTER_REFRESHES, WorkerSessionStore } from '@lib/work-queue';
 import {
   Inject,
   Injectable,
@@ -9,7 +10,6 @@ import {
 } from '@nestjs/common';
 import { TASK_SERVICE_CONFIG } from '../tokens';
 import type { WorkerSession } from './worker-session';
-import { STALE_AFTER_REFRESHES, WorkerSessionStore } from './worker-session.store';
 
 /** How soon after a registration or a disconnect the replica's sessions are written. */
 const SOON_MS = 100;

@@ -24,12 +24,12 @@ import {
   type WorkerUpdate,
 } from '@lib/task-domain';
 import { taskIdOf, type TaskId } from '@lib/tenancy';
+import { WorkQueue } from '@lib/work-queue';
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import { randomUUID } from 'node:crypto';
 import { AgentDirectory, type WorkerIdentity } from '../agent-directory';
 import { Clock } from '../clock';
 import { Dispatcher } from '../dispatch/dispatcher';
-import { WorkQueue } from '../dispatch/work-queue';
 import { WorkerRegistry } from '../dispatch/worker-registry';
 import { WorkerSession } from '../dispatch/worker-session';
 import { ServiceAudit } from '../service-audit';

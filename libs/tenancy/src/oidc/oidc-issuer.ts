@@ -47,7 +47,15 @@ const MAX_AUDIENCE_LENGTH = 1024;
 const MAX_SCOPE_MAP_ENTRIES = 256;
 const MAX_PLATFORM_SCOPES_PER_ENTRY = 64;
 const MAX_NAME_LENGTH = 256;
-const FIELDS = ['issuer', 'audience', 'jwksUrl', 'principalClaim', 'scopesClaim', 'scopeMap'];
+/** The fields of an issuer definition (the admin API's OpenAPI document describes the same). */
+export const OIDC_ISSUER_FIELDS: readonly string[] = [
+  'issuer',
+  'audience',
+  'jwksUrl',
+  'principalClaim',
+  'scopesClaim',
+  'scopeMap',
+];
 /** Printable ASCII without space: claim names, including collision-resistant URL names (RFC 7519 §4.2). */
 const CLAIM_NAME = /^[\x21-\x7e]+$/;
 /** RFC 6749 §3.3 `scope-token`. */
@@ -68,7 +76,7 @@ export function validateOidcIssuer(
     return { ok: false, errors: [{ field: '', description: 'must be a JSON object' }] };
   }
   const errors: FieldViolation[] = Object.keys(input)
-    .filter((field) => !FIELDS.includes(field))
+    .filter((field) => !OIDC_ISSUER_FIELDS.includes(field))
     .map((field) => ({ field, description: 'is not a field of an issuer definition' }));
   const report = (field: string) => (description: string) => errors.push({ field, description });
   const insecureLoopback = options.allowInsecureLoopback === true;

@@ -1,4 +1,3 @@
-import type { workerPb } from '@lib/a2a-protocol';
 import { NOTICE_CHANNEL, type Notice } from '@lib/event-store';
 import {
   agentIdOf,
@@ -8,19 +7,40 @@ import {
   type AgentRef,
   type TaskId,
   type TaskRef,
-} from '@lib/tenancy';
-import { Inject, Injectable } from '@nestjs/common';
+  type TenantId,
+} from '@lib/ids';
 import type { Pool, PoolClient } from 'pg';
-import { PG_POOL } from '../tokens';
+
+/** A lease a worker holds: the task, and the epoch of the lease on it. */
+export interface LeaseRef {
+  taskId: string;
+  leaseEpoch: number;
+}
+
+/** A lease as operators see it: the task, the lease's epoch, and when it runs out unless renewed. */
+export interface HeldLease extends LeaseRef {
+  expiresAt: string;
+}
+
+/** A task's row in `ops.task_work`: queued, or leased to a worker session. */
+export interface TaskWork {
+  status: 'queued' | 'leased';
+  attempt: number;
+  queuedAt: string;
+  leaseEpoch: number | null;
+  workerId: string | null;
+  leaseExpiresAt: string | null;
+  cancelDeadline: string | null;
+}
 
 /**
- * `ops.task_work`, the queue of work for agent workers, as the dispatcher, the WorkerService binding and the lease
- * sweeper use it (the task-service reads it only here). Rows are written with the task's events (the writer's
- * batch); here they are only found, counted, locked for a sweep and their leases renewed.
+ * `ops.task_work`, the queue of work for agent workers; nothing else reads it. Rows are written with the
+ * task's events (the writer's batch); here they are found, counted, locked for a sweep, their leases renewed
+ * (the task-service's dispatcher, WorkerService binding and lease sweeper), and shown to operators (the admin
+ * API).
  */
-@Injectable()
 export class WorkQueue {
-  constructor(@Inject(PG_POOL) private readonly pool: Pool) {}
+  constructor(private readonly pool: Pool) {}
 
   /**
    * The oldest queued tasks of an agent. Not locked: two replicas may pick the same task, and the lease goes
@@ -120,11 +140,7 @@ export class WorkQueue {
   }
 
   /** Extends the leases a worker still holds by `ttlMs`; returns the task ids whose lease was current. */
-  async renew(
-    agent: AgentRef,
-    leases: readonly workerPb.LeaseRef[],
-    ttlMs: number,
-  ): Promise<Set<string>> {
+  async renew(agent: AgentRef, leases: readonly LeaseRef[], ttlMs: number): Promise<Set<string>> {
     const renewed = await this.pool.query<{ task_id: string }>({
       name: 'work-queue.renew',
       text: `UPDATE ops.task_work w
@@ -184,5 +200,64 @@ export class WorkQueue {
                FROM ops.task_work`,
     });
     return { queued: result.rows[0]?.queued ?? 0, leased: result.rows[0]?.leased ?? 0 };
+  }
+
+  /** The leases the tenant's worker sessions hold (of one agent, when given), by session, soonest to expire first. */
+  async leasesBySession(tenantId: TenantId, agentId?: string): Promise<Map<string, HeldLease[]>> {
+    const result = await this.pool.query<{
+      worker_id: string;
+      task_id: string;
+      lease_epoch: string;
+      lease_expires_at: Date;
+    }>({
+      name: 'work-queue.leases-by-session',
+      text: `SELECT worker_id, task_id, lease_epoch, lease_expires_at
+               FROM ops.task_work
+              WHERE tenant_id = $1 AND status = 'leased' AND ($2::text IS NULL OR agent_id = $2)
+              ORDER BY worker_id, lease_expires_at, task_id`,
+      values: [tenantId, agentId ?? null],
+    });
+    const bySession = new Map<string, HeldLease[]>();
+    for (const row of result.rows) {
+      const leases = bySession.get(row.worker_id) ?? [];
+      leases.push({
+        taskId: row.task_id,
+        leaseEpoch: Number(row.lease_epoch),
+        expiresAt: row.lease_expires_at.toISOString(),
+      });
+      bySession.set(row.worker_id, leases);
+    }
+    return bySession;
+  }
+
+  /** The task's work: queued, leased, or null when it waits for nothing (idle, interrupted or terminal). */
+  async workOf(task: TaskRef): Promise<TaskWork | null> {
+    const result = await this.pool.query<{
+      status: 'queued' | 'leased';
+      attempt: number;
+      queued_at: Date;
+      lease_epoch: string | null;
+      worker_id: string | null;
+      lease_expires_at: Date | null;
+      cancel_deadline: Date | null;
+    }>({
+      name: 'work-queue.work-of',
+      text: `SELECT status, attempt, queued_at, lease_epoch, worker_id, lease_expires_at, cancel_deadline
+               FROM ops.task_work
+              WHERE tenant_id = $1 AND task_id = $2`,
+      values: [task.tenantId, task.taskId],
+    });
+    const row = result.rows[0];
+    return row
+      ? {
+          status: row.status,
+          attempt: row.attempt,
+          queuedAt: row.queued_at.toISOString(),
+          leaseEpoch: row.lease_epoch === null ? null : Number(row.lease_epoch),
+          workerId: row.worker_id,
+          leaseExpiresAt: row.lease_expires_at?.toISOString() ?? null,
+          cancelDeadline: row.cancel_deadline?.toISOString() ?? null,
+        }
+      : null;
   }
 }
