@@ -8,20 +8,17 @@ import {
   type PlatformFeatures,
 } from '@lib/config';
 import { createPool } from '@lib/event-store';
-import { ObservabilityModule, OpsModule } from '@lib/observability';
+import { closedLast, ObservabilityModule, OpsModule } from '@lib/observability';
 import { ConfigChanges } from '@lib/tenancy';
 import {
-  Inject,
   Logger,
   Module,
   type DynamicModule,
   type MiddlewareConsumer,
   type NestModule,
-  type OnApplicationShutdown,
   type Provider,
 } from '@nestjs/common';
 import { APP_FILTER } from '@nestjs/core';
-import type { Pool } from 'pg';
 import { A2aAudit } from './auth/a2a-audit';
 import { ApiKeyAuthenticator } from './auth/api-key.authenticator';
 import { BearerAuthenticator } from './auth/bearer.authenticator';
@@ -53,14 +50,6 @@ export function ingressConfigFromEnv(): IngressModuleConfig {
   return loadConfig(postgresSchema.merge(ingressSchema).merge(quotaSchema).merge(oidcSchema));
 }
 
-class IngressPoolCloser implements OnApplicationShutdown {
-  constructor(@Inject(INGRESS_PG_POOL) private readonly pool: Pool) {}
-
-  async onApplicationShutdown(): Promise<void> {
-    await this.pool.end();
-  }
-}
-
 /** Composition root of the ingress: A2A bindings and agent cards over the operations port. */
 @Module({})
 export class IngressModule implements NestModule {
@@ -90,16 +79,13 @@ export class IngressModule implements NestModule {
         { provide: INGRESS_CONFIG, useValue: config },
         { provide: INGRESS_FEATURES, useValue: features },
         { provide: APP_FILTER, useClass: FrameworkErrorsFilter },
-        {
-          provide: INGRESS_PG_POOL,
-          useFactory: () =>
-            createPool(config.POSTGRES_URL, {
-              max: config.POSTGRES_POOL_SIZE,
-              applicationName: 'a2a-ingress:pool',
-              warn: (message) => Logger.warn(message, 'IngressPool'),
-            }),
-        },
-        IngressPoolCloser,
+        ...closedLast(INGRESS_PG_POOL, () =>
+          createPool(config.POSTGRES_URL, {
+            max: config.POSTGRES_POOL_SIZE,
+            applicationName: 'a2a-ingress:pool',
+            warn: (message) => Logger.warn(message, 'IngressPool'),
+          }),
+        ),
         operations,
         {
           provide: ConfigChanges,

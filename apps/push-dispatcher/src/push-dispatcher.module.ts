@@ -6,18 +6,10 @@ import {
   type PushDispatcherConfig,
 } from '@lib/config';
 import { createPool } from '@lib/event-store';
-import { ObservabilityModule, OpsModule } from '@lib/observability';
+import { closedLast, ObservabilityModule, OpsModule } from '@lib/observability';
 import { PushAllowlist, WebhookSender } from '@lib/push';
 import type { SigningKey } from '@lib/signing';
-import {
-  Inject,
-  Logger,
-  Module,
-  type DynamicModule,
-  type OnApplicationShutdown,
-  type Provider,
-} from '@nestjs/common';
-import type { Pool } from 'pg';
+import { Logger, Module, type DynamicModule, type Provider } from '@nestjs/common';
 import { DeliveryStore } from './delivery-store';
 import { FeedConsumer } from './feed-consumer';
 import { LaneQueue } from './lane-queue';
@@ -32,14 +24,6 @@ export function pushDispatcherConfigFromEnv(): PushDispatcherConfig {
       .merge(relaySchema.pick({ KAFKA_BROKERS: true, TASK_EVENTS_TOPIC: true }))
       .merge(pushDispatcherSchema),
   );
-}
-
-class PushPoolCloser implements OnApplicationShutdown {
-  constructor(@Inject(PUSH_PG_POOL) private readonly pool: Pool) {}
-
-  async onApplicationShutdown(): Promise<void> {
-    await this.pool.end();
-  }
 }
 
 /**
@@ -61,16 +45,13 @@ export class PushDispatcherModule {
       imports: [OpsModule, ObservabilityModule, ...imports],
       providers: [
         { provide: PUSH_CONFIG, useValue: config },
-        {
-          provide: PUSH_PG_POOL,
-          useFactory: () =>
-            createPool(config.POSTGRES_URL, {
-              max: config.POSTGRES_POOL_SIZE,
-              applicationName: 'a2a-push-dispatcher:pool',
-              warn: (message) => Logger.warn(message, 'PushPool'),
-            }),
-        },
-        PushPoolCloser,
+        ...closedLast(PUSH_PG_POOL, () =>
+          createPool(config.POSTGRES_URL, {
+            max: config.POSTGRES_POOL_SIZE,
+            applicationName: 'a2a-push-dispatcher:pool',
+            warn: (message) => Logger.warn(message, 'PushPool'),
+          }),
+        ),
         signingKey,
         {
           provide: WebhookSender,

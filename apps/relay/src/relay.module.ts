@@ -1,14 +1,7 @@
 import { loadConfig, postgresSchema, relaySchema, type RelayConfig } from '@lib/config';
 import { createPool } from '@lib/event-store';
-import { ObservabilityModule, OpsModule } from '@lib/observability';
-import {
-  Inject,
-  Logger,
-  Module,
-  type DynamicModule,
-  type OnApplicationShutdown,
-} from '@nestjs/common';
-import type { Pool } from 'pg';
+import { closedLast, ObservabilityModule, OpsModule } from '@lib/observability';
+import { Logger, Module, type DynamicModule } from '@nestjs/common';
 import { KafkajsTaskEventPublisher } from './kafkajs.publisher';
 import { RelayOps } from './relay-ops';
 import { RelayService } from './relay.service';
@@ -17,14 +10,6 @@ import { RELAY_CONFIG, RELAY_PG_POOL } from './tokens';
 
 export function relayConfigFromEnv(): RelayConfig {
   return loadConfig(postgresSchema.merge(relaySchema));
-}
-
-class RelayPoolCloser implements OnApplicationShutdown {
-  constructor(@Inject(RELAY_PG_POOL) private readonly pool: Pool) {}
-
-  async onApplicationShutdown(): Promise<void> {
-    await this.pool.end();
-  }
 }
 
 /** Composition root of the relay: the committed log → the Kafka task-event feed. */
@@ -36,16 +21,13 @@ export class RelayModule {
       imports: [OpsModule, ObservabilityModule],
       providers: [
         { provide: RELAY_CONFIG, useValue: config },
-        {
-          provide: RELAY_PG_POOL,
-          useFactory: () =>
-            createPool(config.POSTGRES_URL, {
-              max: 3,
-              applicationName: 'a2a-relay:pool',
-              warn: (message) => Logger.warn(message, 'RelayPool'),
-            }),
-        },
-        RelayPoolCloser,
+        ...closedLast(RELAY_PG_POOL, () =>
+          createPool(config.POSTGRES_URL, {
+            max: 3,
+            applicationName: 'a2a-relay:pool',
+            warn: (message) => Logger.warn(message, 'RelayPool'),
+          }),
+        ),
         { provide: TaskEventPublisher, useClass: KafkajsTaskEventPublisher },
         RelayService,
         RelayOps,

@@ -7,16 +7,10 @@ import {
   type TaskServiceConfig,
 } from '@lib/config';
 import { createPool } from '@lib/event-store';
-import { ObservabilityModule, OpsModule } from '@lib/observability';
+import { closedLast, ObservabilityModule, OpsModule } from '@lib/observability';
 import { ConfigChanges } from '@lib/tenancy';
-import { WorkQueue, WorkerSessionStore } from '@lib/work-queue';
-import {
-  Inject,
-  Logger,
-  Module,
-  type DynamicModule,
-  type OnApplicationShutdown,
-} from '@nestjs/common';
+import { WorkerSessionStore, WorkQueue } from '@lib/work-queue';
+import { Logger, Module, type DynamicModule } from '@nestjs/common';
 import type { Pool } from 'pg';
 import { AgentDirectory } from './agent-directory';
 import { Clock, IdGenerator, RandomIds, SystemClock } from './clock';
@@ -46,15 +40,6 @@ export function taskServiceConfigFromEnv(): TaskServiceConfig {
   return loadConfig(postgresSchema.merge(taskServiceSchema));
 }
 
-/** Closes the pool last, after every provider that uses it has stopped. */
-class PoolCloser implements OnApplicationShutdown {
-  constructor(@Inject(PG_POOL) private readonly pool: Pool) {}
-
-  async onApplicationShutdown(): Promise<void> {
-    await this.pool.end();
-  }
-}
-
 /** Composition root of the task-service: the write side, workers' gRPC API, dispatch and leases. */
 @Module({})
 export class TaskServiceModule {
@@ -69,16 +54,13 @@ export class TaskServiceModule {
       providers: [
         { provide: TASK_SERVICE_CONFIG, useValue: config },
         { provide: TASK_SERVICE_FEATURES, useValue: features },
-        {
-          provide: PG_POOL,
-          useFactory: () =>
-            createPool(config.POSTGRES_URL, {
-              max: config.POSTGRES_POOL_SIZE,
-              applicationName: 'a2a-task-service:pool',
-              warn: (message) => Logger.warn(message, 'TaskServicePool'),
-            }),
-        },
-        PoolCloser,
+        ...closedLast(PG_POOL, () =>
+          createPool(config.POSTGRES_URL, {
+            max: config.POSTGRES_POOL_SIZE,
+            applicationName: 'a2a-task-service:pool',
+            warn: (message) => Logger.warn(message, 'TaskServicePool'),
+          }),
+        ),
         { provide: Clock, useClass: SystemClock },
         { provide: IdGenerator, useClass: RandomIds },
         NoticeBus,

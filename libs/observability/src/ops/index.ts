@@ -1,3 +1,4 @@
+export * from './closed-last';
 export * from './http-drain';
 export * from './lifecycle';
 export * from './metrics';
