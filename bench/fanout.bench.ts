@@ -1,6 +1,6 @@
 import { tenantIdOf } from '@lib/ids';
 /**
- * Live fan-out, two scenarios (docs/benchmarks.md "Live fan-out").
+ * Live fan-out, two scenarios (docs/benchmarks-history.md "Live fan-out").
  *
  * `node dist/bench/fanout.bench.js subscribers [options]` (ADR 0008): many SSE subscribers on one ingress
  * replica, sharing one log read per task. A throw-away database with the demo tenant, one task-service and

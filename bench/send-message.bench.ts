@@ -1,10 +1,13 @@
 /**
- * `npm run bench`: the platform and the official a2a-js server side by side, under the same client, load and
- * levels, in one run.
+ * `npm run bench`: the platform, a durable peer and the official a2a-js server side by side, under the same
+ * client, load and levels, in one run.
  *
  * - The reference: `../shared/reference-server` (the `@a2a-js/sdk` server with its in-memory task store),
  *   copied to the OS temp dir, installed there (`npm ci`, reused while its package-lock is the same), started
  *   on free ports (`bench/reference-server.ts`).
+ * - The durable peer: `../shared/durable-peer` (DBOS Transact, one workflow per message, durable on the same
+ *   Postgres in a database of its own), installed the same way (`bench/durable-peer.ts`). It answers blocking
+ *   `SendMessage` on JSON-RPC only, so it takes part in those runs only.
  * - The platform: a throw-away database, the standalone from `dist/` (ingress + task-service in one process,
  *   the example workers as child processes), default configuration; agent `echo` of the demo tenant.
  *
@@ -14,20 +17,28 @@
  * hosts, and interleaved parts give both sides the same share of it.
  * Modes: blocking `SendMessage` (done when the answer holds a COMPLETED task) and `SendStreamingMessage`
  * (done when the server ends the stream after a COMPLETED status). Per run and side: requests/s, latency
- * percentiles, errors, CPU per request of the side's processes (/proc); for the platform also Postgres
- * commits, events and backend CPU per request. Options: `--seconds N` (per run and side, default 10),
+ * percentiles, errors, CPU per request of the side's processes (/proc); for the two durable sides also, per
+ * request, Postgres commits, rows written by table, WAL bytes and the CPU of their backends. Before the
+ * runs: the disk's `pg_test_fsync` figure, and the idle platform's CPU. Options: `--seconds N` (per run and side, default 10),
  * `--slices N` (parts per run and side, default 2; 1: each side once, the platform first),
  * `--warmup N` (seconds per mode, binding and side, default 3), `--levels 1,16,64` (SendMessage),
  * `--stream-levels 16,64` (SendStreamingMessage; `none` to skip), `--bindings jsonrpc,rest,grpc` (default
- * jsonrpc), `--only platform|reference`, `--cpu-prof DIR` (profiles of every process, summarised at the end),
+ * jsonrpc), `--only platform,peer,reference` (the sides to run, default all three), `--cpu-prof DIR` (profiles of every process, summarised at the end),
  * `--platform-env KEY=VALUE` (repeatable: a setting of the standalone, to compare settings in alternated runs).
  */
 import { createTestDatabase, type TestDatabase } from '@lib/testing';
 import { mkdirSync, mkdtempSync } from 'node:fs';
-import { cpus, loadavg } from 'node:os';
+import { cpus, loadavg, tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { performance } from 'node:perf_hooks';
-import { installReferenceServer, referenceSdkVersion, ReferenceServer } from './reference-server';
+import { createPeerDatabase, DEFAULT_DURABLE_PEER_SOURCE, startDurablePeer } from './durable-peer';
+import {
+  installedVersion,
+  installReferenceServer,
+  installSharedServer,
+  referenceSdkVersion,
+  startReferenceServer,
+} from './reference-server';
 import {
   BINDINGS,
   mergeLoads,
@@ -39,8 +50,10 @@ import {
   type Mode,
   type Sender,
 } from './support/a2a-load';
-import { BenchPlatform, type Counters, type PlatformCpu } from './support/bench-platform';
+import { BenchPlatform } from './support/bench-platform';
 import { formatProfile, readProfiles } from './support/cpu-profile';
+import { DatabaseStats, rowsBetween, type DatabaseCounters } from './support/database-stats';
+import { measureFsync } from './support/disk-fsync';
 import { ascending, fmt, percentile, printMachine, table } from './support/figures';
 import {
   CLOCK_TICKS,
@@ -50,9 +63,14 @@ import {
   rssMiB,
   ticksByPid,
 } from './support/proc-stats';
+import type { ServerProcess } from './support/server-process';
 
-const SIDES = ['platform', 'reference'] as const;
+const SIDES = ['platform', 'peer', 'reference'] as const;
 type Side = (typeof SIDES)[number];
+/** The sides that keep what they answer in Postgres. */
+type DurableSideName = Extract<Side, 'platform' | 'peer'>;
+/** What the durable peer answers: blocking SendMessage on JSON-RPC. */
+const peerTakesPart = (run: Run): boolean => run.mode === 'send' && run.binding === 'jsonrpc';
 
 interface Options {
   seconds: number;
@@ -87,19 +105,24 @@ interface Measured {
   loadAverageBefore: number;
 }
 
-/** Platform-only figures of one run. */
-interface PlatformExtra {
-  standaloneSeconds: number;
-  workerSeconds: number;
-  postgresSeconds: number;
+/** What a durable side's processes and database did in one run. */
+interface DurableExtra {
+  /** CPU seconds of each process group: the platform's standalone and echo worker, the peer's process, and
+   *  each side's Postgres backends (`postgres`). */
+  cpuSeconds: Record<string, number>;
   commits: number;
-  events: number;
+  /** Rows written, by table. */
+  rows: Map<string, number>;
+  /** WAL written by the cluster while the side's load ran. */
+  walBytes: number;
+  /** Rows appended to events.messages (the platform only). */
+  events: number | null;
 }
 
 interface RunResult {
   run: Run;
   sides: Map<Side, Measured>;
-  platform: PlatformExtra | null;
+  durable: Map<DurableSideName, DurableExtra>;
 }
 
 const DEFAULTS: Omit<Options, 'cpuProfDir' | 'platformEnv'> = {
@@ -114,7 +137,7 @@ const DEFAULTS: Omit<Options, 'cpuProfDir' | 'platformEnv'> = {
 const WARMUP_CONCURRENCY = 16;
 const USAGE =
   'options: --seconds N, --slices N, --warmup N, --levels 1,16,64, --stream-levels 16,64|none, ' +
-  `--bindings ${BINDINGS.join(',')}, --only ${SIDES.join('|')}, --cpu-prof DIR, --platform-env KEY=VALUE`;
+  `--bindings ${BINDINGS.join(',')}, --only ${SIDES.join(',')}, --cpu-prof DIR, --platform-env KEY=VALUE`;
 
 function oneOf<T extends string>(names: readonly T[], name: string): name is T {
   return (names as readonly string[]).includes(name);
@@ -171,12 +194,14 @@ function parseOptions(argv: string[]): Options {
         options.bindings = [...new Set(names)];
         break;
       }
-      case '--only':
-        if (!oneOf(SIDES, value)) {
-          throw bad(SIDES.join(' or '));
+      case '--only': {
+        const names = value.split(',');
+        if (!names.every((name) => oneOf(SIDES, name))) {
+          throw bad(`a comma-separated list of ${SIDES.join(', ')}`);
         }
-        options.sides = [value];
+        options.sides = SIDES.filter((side) => names.includes(side));
         break;
+      }
       case '--cpu-prof':
         if (value === '' || value.startsWith('--')) {
           throw bad('a directory');
@@ -247,26 +272,41 @@ function mergeMeasured(earlier: Measured | undefined, part: Measured): Measured 
   };
 }
 
-/** One side of the bench: where to send and whose CPU to count. */
+/** CPU ticks per pid of each process group of a side. */
+type GroupTicks = Record<string, Map<number, number>>;
+
+/** A side whose answers are durable in a Postgres database of its own: what the bench samples of it. */
+interface DurableSide {
+  stats: DatabaseStats;
+  /** CPU ticks of each of its process groups; its Postgres backends are `postgres`. */
+  sampleCpu(): Promise<GroupTicks>;
+}
+
+/** A durable side's counters; `events` is the platform's only. */
+type CountersRead = DatabaseCounters & { events: number | null };
+
+/** One side of the bench: where to send, whose CPU to count, and its database (null: the in-memory one). */
 interface Server {
   side: Side;
   endpoints: A2aEndpoints;
   pids: () => number[];
+  durable: DurableSide | null;
 }
 
 /**
  * The load of `run` on `server`, with the CPU of the side's processes, the bench client and the machine;
- * with `platform` (null for the reference), also its process groups' CPU samples before and after.
+ * for a durable side, also its process groups' CPU samples before and after, and the WAL written meanwhile.
  */
 async function measure(
   server: Server,
   sender: Sender,
   run: Run,
   durationMs: number,
-  platform: BenchPlatform | null,
-): Promise<{ measured: Measured; cpu: [PlatformCpu, PlatformCpu] | null }> {
+): Promise<{ measured: Measured; cpu: [GroupTicks, GroupTicks] | null; walBytes: number | null }> {
+  const durable = server.durable;
   const loadAverageBefore = loadavg()[0] ?? 0;
-  const platformBefore = await platform?.sampleCpu();
+  const groupsBefore = await durable?.sampleCpu();
+  const walBefore = await durable?.stats.walBytes();
   const before = { own: ticksByPid(server.pids()), client: ticksByPid([process.pid]) };
   const machineBefore = machineBusyTicks();
   const stealBefore = machineStealTicks();
@@ -274,7 +314,8 @@ async function measure(
   const machineAfter = machineBusyTicks();
   const stealAfter = machineStealTicks();
   const after = { own: ticksByPid(server.pids()), client: ticksByPid([process.pid]) };
-  const platformAfter = await platform?.sampleCpu();
+  const walAfter = await durable?.stats.walBytes();
+  const groupsAfter = await durable?.sampleCpu();
   return {
     measured: {
       load,
@@ -290,7 +331,8 @@ async function measure(
           : (stealAfter - stealBefore) / CLOCK_TICKS,
       loadAverageBefore,
     },
-    cpu: platformBefore && platformAfter ? [platformBefore, platformAfter] : null,
+    cpu: groupsBefore && groupsAfter ? [groupsBefore, groupsAfter] : null,
+    walBytes: walBefore !== undefined && walAfter !== undefined ? walAfter - walBefore : null,
   };
 }
 
@@ -302,12 +344,12 @@ const attempts = (m: Measured): number => m.load.requests + m.load.errors;
 const perRequest = (value: number, m: Measured): number =>
   attempts(m) > 0 ? value / attempts(m) : Number.NaN;
 
-/** platform / reference with about three significant digits; `-` when either is missing. */
-function ratio(platform: number | undefined, reference: number | undefined): string {
-  if (platform === undefined || reference === undefined || !(reference > 0)) {
+/** a / b with about three significant digits; `-` when either is missing. */
+function ratio(a: number | undefined, b: number | undefined): string {
+  if (a === undefined || b === undefined || !(b > 0)) {
     return '-';
   }
-  const r = platform / reference;
+  const r = a / b;
   return r >= 100 ? fmt(r, 0) : r >= 10 ? fmt(r, 1) : r >= 1 ? fmt(r, 2) : fmt(r, 3);
 }
 
@@ -332,67 +374,133 @@ function printSideBySide(results: RunResult[]): void {
         i === 0 ? runLabel(run) : '',
         name,
         fmt(of('reference'), digits),
+        fmt(of('peer'), digits),
         fmt(of('platform'), digits),
+        figure === 'errors' ? '-' : ratio(of('platform'), of('peer')),
         figure === 'errors' ? '-' : ratio(of('platform'), of('reference')),
       ];
     });
   });
   console.log(
-    table(['run', 'figure', 'reference', 'platform', 'platform / reference'], rows, [0, 1]),
+    table(
+      [
+        'run',
+        'figure',
+        'reference (in memory)',
+        'durable peer',
+        'platform',
+        'platform / peer',
+        'platform / reference',
+      ],
+      rows,
+      [0, 1],
+    ),
   );
   console.log(
     'requests/s: requests that ended COMPLETED over the wall time of the run (in-flight ones are let finish);\n' +
       'latency percentiles over those; errors: anything else (printed by kind below). CPU ms/request: user +\n' +
-      "system time of the side's processes (/proc) over all requests sent: the platform's standalone process and\n" +
-      "its echo worker child, the reference server's one process. Ratio > 1: the platform has more of it.",
+      "system time of the side's processes (/proc) over all requests sent, without Postgres: the platform's\n" +
+      "standalone process and its echo worker child, the peer's and the reference server's one process (both\n" +
+      "durable sides' Postgres figures are in the next table). Ratio > 1: the platform has more of it. The\n" +
+      'durable peer answers blocking SendMessage on JSON-RPC only.',
   );
 }
 
-function printPlatformDetail(results: RunResult[]): void {
-  const rows = results.flatMap(({ run, sides, platform }) => {
-    const m = sides.get('platform');
-    if (!m || !platform) {
-      return [];
-    }
-    const ms = (s: number): string => fmt(perRequest(1_000 * s, m), 2);
-    return [
-      [
-        runLabel(run),
-        fmt(perRequest(platform.commits, m), 2),
-        fmt(perRequest(platform.events, m), 2),
-        ms(platform.standaloneSeconds),
-        ms(platform.workerSeconds),
-        ms(platform.postgresSeconds),
-        ms(platform.standaloneSeconds + platform.workerSeconds + platform.postgresSeconds),
-      ],
-    ];
-  });
+/** The CPU of a durable side's process groups and its backends, in ms per request. */
+function cpuColumns(side: DurableSideName, extra: DurableExtra, m: Measured): string[] {
+  const ms = (seconds: number | undefined): string =>
+    fmt(seconds === undefined ? undefined : perRequest(1_000 * seconds, m), 2);
+  const all = Object.values(extra.cpuSeconds).reduce((sum, n) => sum + n, 0);
+  const own =
+    side === 'platform'
+      ? `${ms(extra.cpuSeconds['standalone'])} + ${ms(extra.cpuSeconds['worker'])}`
+      : ms(extra.cpuSeconds['peer']);
+  return [own, ms(extra.cpuSeconds['postgres']), ms(all)];
+}
+
+function printDurableDetail(results: RunResult[]): void {
+  const rows = results.flatMap(({ run, sides, durable }) =>
+    [...durable].flatMap(([side, extra]) => {
+      const m = sides.get(side);
+      if (!m) {
+        return [];
+      }
+      const rowsWritten = [...extra.rows.values()].reduce((sum, n) => sum + n, 0);
+      return [
+        [
+          runLabel(run),
+          side,
+          fmt(perRequest(extra.commits, m), 2),
+          fmt(perRequest(rowsWritten, m), 1),
+          fmt(perRequest(extra.walBytes, m), 0),
+          extra.events === null ? '-' : fmt(perRequest(extra.events, m), 2),
+          ...cpuColumns(side, extra, m),
+        ],
+      ];
+    }),
+  );
   if (rows.length === 0) {
     return;
   }
   console.log('');
-  console.log('## Platform: Postgres and CPU per request');
+  console.log('## Durable sides: Postgres and CPU per request');
   console.log(
     table(
       [
         'run',
-        'PG commits/request',
-        'events/request',
-        'standalone CPU ms',
-        'echo worker CPU ms',
+        'side',
+        'PG commits',
+        'rows written',
+        'WAL bytes',
+        'events',
+        'process CPU ms',
         'PG backends CPU ms',
-        'all three CPU ms',
+        'all CPU ms',
       ],
       rows,
-      [0],
+      [0, 1],
     ),
   );
   console.log(
-    'PG commits: xact_commit of the bench database (pg_stat_database) over the run, read 11 s after its load\n' +
-      "so that every backend has published its counters, less the idle platform's rate and the bench's own\n" +
-      'reads; a statement outside an explicit transaction counts as one. events: rows appended to\n' +
-      'events.messages. PG backends: the backends connected to the bench database.',
+    "PG commits: xact_commit of the side's database (pg_stat_database) over the run, read 11 s after its load\n" +
+      "so that every backend has published its counters, less the idle side's rate and the bench's own reads; a\n" +
+      'statement outside an explicit transaction counts as one. rows written: rows inserted, updated or deleted\n' +
+      "in the side's tables (pg_stat_user_tables; by table below). WAL bytes: pg_current_wal_lsn() moved while\n" +
+      "the side's load ran (the cluster's WAL: anything else written meanwhile counts too). events: rows\n" +
+      "appended to events.messages. process CPU: the platform's standalone + echo worker, the peer's process.\n" +
+      "PG backends: the backends connected to the side's database. all: both together.",
   );
+}
+
+/** The rows each durable side wrote per request, by table, over all its runs. */
+function printRowsByTable(results: RunResult[]): void {
+  for (const side of ['platform', 'peer'] as const) {
+    const rows = new Map<string, number>();
+    let requests = 0;
+    for (const { sides, durable } of results) {
+      const extra = durable.get(side);
+      const m = sides.get(side);
+      if (!extra || !m) {
+        continue;
+      }
+      requests += attempts(m);
+      for (const [name, n] of extra.rows) {
+        rows.set(name, (rows.get(name) ?? 0) + n);
+      }
+    }
+    if (requests === 0) {
+      continue;
+    }
+    console.log('');
+    console.log(`## Rows written per request by table: ${side} (all its runs)`);
+    console.log(
+      table(
+        ['table', 'rows / request'],
+        [...rows].sort((a, b) => b[1] - a[1]).map(([name, n]) => [name, fmt(n / requests, 2)]),
+        [0],
+      ),
+    );
+  }
 }
 
 /** Busy time of other jobs above which a run's figures say more about the machine than about the servers. */
@@ -400,7 +508,7 @@ const BUSY_MACHINE_PERCENT = 50;
 
 function printMachineLoad(results: RunResult[], options: Options): void {
   let busyRuns = 0;
-  const rows = results.flatMap(({ run, sides, platform }) =>
+  const rows = results.flatMap(({ run, sides, durable }) =>
     options.sides.flatMap((side) => {
       const m = sides.get(side);
       if (!m) {
@@ -408,7 +516,8 @@ function printMachineLoad(results: RunResult[], options: Options): void {
       }
       const percent = (cpuSeconds: number): number =>
         (100 * cpuSeconds) / (m.load.elapsedMs / 1_000);
-      const postgres = side === 'platform' ? (platform?.postgresSeconds ?? null) : null;
+      const postgres =
+        side === 'reference' ? null : (durable.get(side)?.cpuSeconds['postgres'] ?? null);
       const ours = m.cpuSeconds + m.clientCpuSeconds + (postgres ?? 0);
       const other =
         m.machineBusySeconds === null ? null : percent(Math.max(0, m.machineBusySeconds - ours));
@@ -519,26 +628,30 @@ async function main(): Promise<number> {
 
   let db: TestDatabase | null = null;
   let platform: BenchPlatform | null = null;
-  let reference: ReferenceServer | null = null;
+  let reference: ServerProcess | null = null;
+  let peer: ServerProcess | null = null;
+  let peerDb: Pick<TestDatabase, 'url' | 'drop'> | null = null;
+  let peerStats: DatabaseStats | null = null;
   const senders: Sender[] = [];
   let stopping: Promise<void> | null = null;
-  // Both servers stopped and the database dropped, whatever happened; once, also on SIGINT or SIGTERM.
+  // Every server stopped and every database dropped, whatever happened; once, also on SIGINT or SIGTERM.
   const stopAll = (): Promise<void> =>
     (stopping ??= (async () => {
       senders.forEach((sender) => sender.close());
-      await platform
-        ?.stop()
-        .catch((error: unknown) => console.error(`stopping the platform: ${String(error)}`));
-      await reference
-        ?.stop()
-        .catch((error: unknown) => console.error(`stopping the reference: ${String(error)}`));
-      await db
-        ?.drop()
-        .catch((error: unknown) => console.error(`dropping the database: ${String(error)}`));
+      const report =
+        (what: string) =>
+        (error: unknown): void =>
+          console.error(`stopping ${what}: ${String(error)}`);
+      await platform?.stop().catch(report('the platform'));
+      await reference?.stop().catch(report('the reference'));
+      await peerStats?.close();
+      await peer?.stop().catch(report('the durable peer'));
+      await db?.drop().catch(report("the platform's database"));
+      await peerDb?.drop().catch(report("the peer's database"));
     })());
   for (const signal of ['SIGINT', 'SIGTERM'] as const) {
     process.once(signal, () => {
-      console.error(`${signal}: stopping both servers`);
+      console.error(`${signal}: stopping every server`);
       void stopAll().finally(() => process.exit(130));
     });
   }
@@ -550,17 +663,52 @@ async function main(): Promise<number> {
     if (sides.includes('reference')) {
       const started = performance.now();
       const installed = await installReferenceServer();
-      reference = await ReferenceServer.start(
+      const { process: server, endpoints } = await startReferenceServer(
         installed.dir,
         profileDir === null ? [] : ['--cpu-prof', `--cpu-prof-dir=${profileDir}`],
       );
-      const server = reference;
-      servers.push({ side: 'reference', endpoints: server.endpoints, pids: () => [server.pid] });
+      reference = server;
+      servers.push({
+        side: 'reference',
+        endpoints,
+        pids: () => [server.pid],
+        durable: null,
+      });
       labels.set(server.pid, 'reference server');
       console.log(
         `reference: @a2a-js/sdk ${referenceSdkVersion(installed.dir)} in ${installed.dir} ` +
           `(${installed.installed ? 'npm ci done now' : 'installed by an earlier run'}), ready in ` +
           `${Math.round(performance.now() - started)} ms, pid ${server.pid}`,
+      );
+    }
+    if (sides.includes('peer')) {
+      const started = performance.now();
+      const installed = await installSharedServer(DEFAULT_DURABLE_PEER_SOURCE, 'durable-peer');
+      peerDb = await createPeerDatabase();
+      const { process: server, endpoints } = await startDurablePeer(
+        installed.dir,
+        peerDb.url,
+        profileDir === null ? [] : ['--cpu-prof', `--cpu-prof-dir=${profileDir}`],
+      );
+      peer = server;
+      const stats = (peerStats = await DatabaseStats.connect(peerDb.url));
+      servers.unshift({
+        side: 'peer',
+        endpoints,
+        pids: () => [server.pid],
+        durable: {
+          stats,
+          sampleCpu: async () => ({
+            peer: ticksByPid([server.pid]),
+            postgres: ticksByPid(await stats.backendPids()),
+          }),
+        },
+      });
+      labels.set(server.pid, 'durable peer');
+      console.log(
+        `durable peer: @dbos-inc/dbos-sdk ${installedVersion(installed.dir, '@dbos-inc/dbos-sdk')} in ` +
+          `${installed.dir} (${installed.installed ? 'npm ci done now' : 'installed by an earlier run'}), ` +
+          `ready in ${Math.round(performance.now() - started)} ms, pid ${server.pid}`,
       );
     }
     if (sides.includes('platform')) {
@@ -572,6 +720,10 @@ async function main(): Promise<number> {
         side: 'platform',
         endpoints: bench.endpoints,
         pids: () => [bench.pid, bench.workerPid],
+        durable: {
+          stats: bench.stats,
+          sampleCpu: async () => ({ ...(await bench.sampleCpu()) }),
+        },
       });
       labels.set(bench.pid, 'platform: standalone (ingress + task-service)');
       labels.set(bench.workerPid, 'platform: echo worker');
@@ -580,21 +732,37 @@ async function main(): Promise<number> {
           `(pid ${bench.pid}, echo worker pid ${bench.workerPid})`,
       );
     }
-    printMachine(platform ? await platform.postgresVersion() : 'not used (reference only)');
+    const anyStats = platform?.stats ?? peerStats;
+    printMachine(
+      anyStats
+        ? ((await anyStats.query<{ version: string }>('SELECT version()'))[0]?.version ?? '?')
+        : 'not used (reference only)',
+    );
     console.log(
       `load average at start: ${loadavg()
         .map((n) => n.toFixed(2))
         .join(' ')}`,
     );
+    if (anyStats) {
+      const [row] = await anyStats.query<{ data_directory: string }>('SHOW data_directory');
+      const fsync = await measureFsync(row?.data_directory ?? '', tmpdir());
+      console.log(
+        'error' in fsync
+          ? `disk: pg_test_fsync not measured (${fsync.error})`
+          : `disk: pg_test_fsync in ${fsync.dir}: fdatasync of one 8 kB write ${fmt(fsync.fdatasyncPerSecond, 0)} ` +
+              `ops/s (${fmt(1_000 / fsync.fdatasyncPerSecond, 2)} ms each)`,
+      );
+    }
 
     // One sender per side, mode and binding; each must succeed once before anything is measured.
-    let platformQuietSince = 0;
+    const quietSince = new Map<Side, number>();
     const senderOf = new Map<string, Sender>();
     const key = (side: Side, mode: Mode, binding: Binding): string => `${side} ${mode} ${binding}`;
     for (const server of servers) {
-      for (const { mode, binding } of runs) {
+      for (const run of runs) {
+        const { mode, binding } = run;
         const name = key(server.side, mode, binding);
-        if (senderOf.has(name)) {
+        if (senderOf.has(name) || (server.side === 'peer' && !peerTakesPart(run))) {
           continue;
         }
         const sender = openSender(mode, binding, server.endpoints);
@@ -602,7 +770,12 @@ async function main(): Promise<number> {
         senderOf.set(name, sender);
         const probe = await sender.send();
         if (probe !== null) {
-          const log = server.side === 'platform' ? platform?.process.log : reference?.log;
+          const log =
+            server.side === 'platform'
+              ? platform?.process.log
+              : server.side === 'peer'
+                ? peer?.log
+                : reference?.log;
           throw new Error(
             `the first ${name} request failed: ${probe}\n${String(log).slice(-4_000)}`,
           );
@@ -614,9 +787,7 @@ async function main(): Promise<number> {
         );
         console.log(`warm-up ${name}: ${warm.requests} ok, ${warm.errors} errors`);
       }
-      if (server.side === 'platform') {
-        platformQuietSince = performance.now();
-      }
+      quietSince.set(server.side, performance.now());
     }
     const senderFor = (side: Side, run: Run): Sender => {
       const sender = senderOf.get(key(side, run.mode, run.binding));
@@ -626,38 +797,73 @@ async function main(): Promise<number> {
       return sender;
     };
 
-    // The idle platform commits too (dispatcher polls, lease sweeps): its rate is taken off every run.
-    let counters: Counters | null = null;
-    let idleRate = 0;
-    if (platform) {
-      const first = await platform.counters(platformQuietSince);
-      counters = await platform.counters(first.at);
-      idleRate = Math.max(0, counters.commits - first.commits) / (counters.at - first.at);
+    // An idle durable side commits too (the platform's dispatcher polls and lease sweeps): its rate is taken
+    // off every run. While the sides are idle, the platform's CPU is measured too: the standalone and every
+    // example worker it started.
+    const durableServers = servers.flatMap((server) =>
+      server.durable && server.side !== 'reference'
+        ? [{ side: server.side, durable: server.durable }]
+        : [],
+    );
+    const idleCpuBefore = platform ? ticksByPid(platform.allPids) : null;
+    const idleCpuFrom = performance.now();
+    const counterRead = async (side: DurableSideName, since: number): Promise<CountersRead> =>
+      side === 'platform' && platform
+        ? platform.counters(since)
+        : { ...(await (peerStats as DatabaseStats).counters(since)), events: null };
+    const idle = await Promise.all(
+      durableServers.map(async ({ side }) => {
+        const first = await counterRead(side, quietSince.get(side) ?? 0);
+        const second = await counterRead(side, first.at);
+        return {
+          side,
+          counters: second,
+          rate: Math.max(0, second.commits - first.commits) / (second.at - first.at),
+        };
+      }),
+    );
+    const counters = new Map(idle.map(({ side, counters: c }) => [side, c]));
+    const idleRate = new Map(idle.map(({ side, rate }) => [side, rate]));
+    for (const { side, rate } of idle) {
+      console.log(`idle ${side}: ${fmt(rate * 1_000)} commits/s (background polls and sweeps)`);
+    }
+    if (platform && idleCpuBefore) {
+      const pids = platform.allPids;
+      const seconds = cpuSecondsBetween(idleCpuBefore, ticksByPid(pids));
+      const elapsed = (performance.now() - idleCpuFrom) / 1_000;
       console.log(
-        `idle platform: ${fmt(idleRate * 1_000)} commits/s (background polls and sweeps)`,
+        `idle platform CPU: ${fmt((100 * seconds) / elapsed, 2)} % of one core over ${fmt(elapsed, 0)} s ` +
+          `(the standalone and its ${pids.length - 1} example workers)`,
       );
     }
 
     const results: RunResult[] = [];
     for (const run of runs) {
-      const result: RunResult = { run, sides: new Map(), platform: null };
-      const platformSeconds = { standalone: 0, worker: 0, postgres: 0 };
-      let platformEnd = 0;
-      for (const server of sliceOrder(servers, options.slices)) {
-        const { measured, cpu } = await measure(
+      const result: RunResult = { run, sides: new Map(), durable: new Map() };
+      const taking = servers.filter((server) => server.side !== 'peer' || peerTakesPart(run));
+      const spent = new Map<
+        DurableSideName,
+        { cpu: Record<string, number>; wal: number; end: number }
+      >();
+      for (const server of sliceOrder(taking, options.slices)) {
+        const { measured, cpu, walBytes } = await measure(
           server,
           senderFor(server.side, run),
           run,
           (options.seconds * 1_000) / options.slices,
-          server.side === 'platform' ? platform : null,
         );
         result.sides.set(server.side, mergeMeasured(result.sides.get(server.side), measured));
-        if (cpu) {
+        if (server.side !== 'reference' && cpu) {
           const [before, after] = cpu;
-          platformSeconds.standalone += cpuSecondsBetween(before.standalone, after.standalone);
-          platformSeconds.worker += cpuSecondsBetween(before.worker, after.worker);
-          platformSeconds.postgres += cpuSecondsBetween(before.postgres, after.postgres);
-          platformEnd = performance.now();
+          const sum = spent.get(server.side) ?? { cpu: {}, wal: 0, end: 0 };
+          for (const [group, ticks] of Object.entries(after)) {
+            sum.cpu[group] =
+              (sum.cpu[group] ?? 0) +
+              cpuSecondsBetween(before[group] ?? new Map<number, number>(), ticks);
+          }
+          sum.wal += walBytes ?? Number.NaN;
+          sum.end = performance.now();
+          spent.set(server.side, sum);
         }
       }
       for (const [side, measured] of result.sides) {
@@ -666,24 +872,35 @@ async function main(): Promise<number> {
             `${fmt(perSecond(measured))}/s`,
         );
       }
-      if (platform && counters && platformEnd > 0) {
-        const next = await platform.counters(platformEnd);
-        result.platform = {
-          standaloneSeconds: platformSeconds.standalone,
-          workerSeconds: platformSeconds.worker,
-          postgresSeconds: platformSeconds.postgres,
-          commits: next.commits - counters.commits - idleRate * (next.at - counters.at),
-          events: next.events - counters.events,
-        };
-        counters = next;
-      }
+      await Promise.all(
+        [...spent].map(async ([side, sum]) => {
+          const previous = counters.get(side);
+          if (!previous) {
+            return;
+          }
+          const next = await counterRead(side, sum.end);
+          result.durable.set(side, {
+            cpuSeconds: sum.cpu,
+            commits:
+              next.commits - previous.commits - (idleRate.get(side) ?? 0) * (next.at - previous.at),
+            rows: rowsBetween(previous, next),
+            walBytes: sum.wal,
+            events:
+              next.events === null || previous.events === null
+                ? null
+                : next.events - previous.events,
+          });
+          counters.set(side, next);
+        }),
+      );
       results.push(result);
     }
 
     console.log('');
     console.log('## Side by side');
     printSideBySide(results);
-    printPlatformDetail(results);
+    printDurableDetail(results);
+    printRowsByTable(results);
     printMachineLoad(results, options);
     console.log('');
     console.log(

@@ -3,25 +3,14 @@
  * the example workers as its child processes) on a throw-away database, with what the bench reads about it:
  * the CPU of its processes and of the database's backends, and the transactions committed in its database.
  */
-import { sleep, startStandalone, type PlatformProcess, type TestDatabase } from '@lib/testing';
+import { startStandalone, type PlatformProcess, type TestDatabase } from '@lib/testing';
 import { join } from 'node:path';
-import { performance } from 'node:perf_hooks';
-import { Client } from 'pg';
 import type { A2aEndpoints } from './a2a-load';
+import { DatabaseStats, type DatabaseCounters } from './database-stats';
 import { childPids, ticksByPid } from './proc-stats';
 
-/**
- * Backends publish their counters to pg_stat_database at most once a second while busy and within 10 s once
- * idle (Postgres 15: PGSTAT_MIN_INTERVAL, PGSTAT_IDLE_INTERVAL), so a count is read 11 s after the load.
- */
-const STATS_SETTLE_MS = 11_000;
-
-/** The platform's commits and appended events up to one moment. */
-export interface Counters {
-  /** performance.now() of the read. */
-  at: number;
-  /** xact_commit of the bench database, less the transactions of the bench's own reads. */
-  commits: number;
+/** The platform's commits, rows and appended events up to one moment. */
+export interface Counters extends DatabaseCounters {
   /** Rows of events.messages. */
   events: number;
 }
@@ -40,14 +29,11 @@ export interface PlatformCpu {
 const CPU_PROFILE_PRELOAD = join(__dirname, 'cpu-profile-preload.js');
 
 export class BenchPlatform {
-  /** Queries the bench sent on `client`: each is one transaction of its own in the counter. */
-  private queries = 0;
-
   private constructor(
     readonly process: PlatformProcess,
     readonly endpoints: A2aEndpoints,
     readonly workerPid: number,
-    private readonly client: Client,
+    readonly stats: DatabaseStats,
   ) {}
 
   /**
@@ -82,10 +68,7 @@ export class BenchPlatform {
       if (workerPid === undefined) {
         throw new Error(`no echo worker child of the standalone (pid ${pid}) in /proc`);
       }
-      // One connection for the whole run: a pool would reconnect after idle periods, and each new
-      // backend's start-up transaction would count as a commit.
-      const client = new Client({ connectionString: db.url, application_name: 'a2a-bench' });
-      await client.connect();
+      const stats = await DatabaseStats.connect(db.url);
       const base = platform.baseUrl;
       return new BenchPlatform(
         platform.process,
@@ -96,7 +79,7 @@ export class BenchPlatform {
           grpcTenant: 'demo/echo',
         },
         workerPid,
-        client,
+        stats,
       );
     } catch (error) {
       await platform.process.stop();
@@ -108,47 +91,42 @@ export class BenchPlatform {
     return this.process.pid ?? 0;
   }
 
-  private async query<R extends object>(sql: string): Promise<R[]> {
-    this.queries++;
-    return (await this.client.query<R>(sql)).rows;
+  /** The standalone and every child it started (the example workers). */
+  get allPids(): number[] {
+    return [this.pid, ...childPids(this.pid, '')];
   }
 
   async postgresVersion(): Promise<string> {
-    const [row] = await this.query<{ version: string }>('SELECT version()');
+    const [row] = await this.stats.query<{ version: string }>('SELECT version()');
     return row?.version ?? '?';
   }
 
+  /** The Postgres data directory, as the server says. */
+  async dataDirectory(): Promise<string> {
+    const [row] = await this.stats.query<{ data_directory: string }>('SHOW data_directory');
+    return row?.data_directory ?? '';
+  }
+
   async sampleCpu(): Promise<PlatformCpu> {
-    const backends = await this.query<{ pid: number }>(
-      'SELECT pid FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid()',
-    );
     return {
       standalone: ticksByPid([this.pid]),
       worker: ticksByPid([this.workerPid]),
-      postgres: ticksByPid(backends.map((row) => row.pid)),
+      postgres: ticksByPid(await this.stats.backendPids()),
     };
   }
 
-  /** Commits and events so far, read once the platform's backends have published their counters. */
+  /** Commits, rows and events so far, read once the platform's backends have published their counters. */
   async counters(quietSince: number): Promise<Counters> {
-    await sleep(Math.max(0, quietSince + STATS_SETTLE_MS - performance.now()));
-    // Every earlier query of the bench is in the counter by now; this one is not yet.
-    const ownQueries = this.queries;
-    const [stats] = await this.query<{ xact_commit: string }>(
-      'SELECT xact_commit FROM pg_stat_database WHERE datname = current_database()',
+    const counters = await this.stats.counters(quietSince);
+    const [events] = await this.stats.query<{ n: string }>(
+      'SELECT count(*) AS n FROM events.messages',
     );
-    const at = performance.now();
-    const [events] = await this.query<{ n: string }>('SELECT count(*) AS n FROM events.messages');
-    return {
-      at,
-      commits: Number(stats?.xact_commit ?? Number.NaN) - ownQueries,
-      events: Number(events?.n ?? Number.NaN),
-    };
+    return { ...counters, events: Number(events?.n ?? Number.NaN) };
   }
 
   /** Stops the standalone (its workers with it), which writes its CPU profiles if it was given the option. */
   async stop(): Promise<void> {
-    await this.client.end().catch(() => undefined);
+    await this.stats.close();
     await this.process.stop();
   }
 }

@@ -17,7 +17,7 @@
  *    - `read.task_counts` is kept by the view's triggers, as for the write path.
  *
  * Templates should be terminal or interrupted tasks: a seeded queued or leased task would wait for a worker
- * that does not exist. A million tasks take a few minutes (see docs/benchmarks.md).
+ * that does not exist. A million tasks take a few minutes (see docs/benchmarks-history.md).
  */
 import { canonicalize } from '@lib/a2a-protocol';
 import { createHash } from 'node:crypto';

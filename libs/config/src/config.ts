@@ -28,7 +28,7 @@ export const taskServiceSchema = z.object({
   BLOCKING_SEND_TIMEOUT_MS: ms.default(60_000),
   /**
    * Write batches (group commits) one replica has committing at once. One gathers the most commands per
-   * commit, which cost least per request on a small host (docs/benchmarks.md); more overlap a commit's wait
+   * commit, which cost least per request on a small host (docs/benchmarks-history.md); more overlap a commit's wait
    * with deciding the next batch, for hosts whose cores would otherwise idle.
    */
   WRITER_BATCHES_IN_FLIGHT: z.coerce.number().int().min(1).max(8).default(1),
