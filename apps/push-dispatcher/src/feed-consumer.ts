@@ -1,6 +1,7 @@
 import type { PushDispatcherConfig } from '@lib/config';
 import { isTransientDatabaseError, retryDelayMs } from '@lib/event-store';
 import { isId, tenantIdOf } from '@lib/ids';
+import { createKafka } from '@lib/kafka';
 import {
   Inject,
   Injectable,
@@ -8,7 +9,7 @@ import {
   type OnApplicationBootstrap,
   type OnModuleDestroy,
 } from '@nestjs/common';
-import { Kafka, logLevel, type Consumer, type EachBatchPayload, type KafkaMessage } from 'kafkajs';
+import { logLevel, type Consumer, type EachBatchPayload, type KafkaMessage } from 'kafkajs';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { DeliveryStore, laneKey, type DerivedDelivery, type FeedEvent } from './delivery-store';
 import { attemptJobId, LaneQueue, type LaneRun } from './lane-queue';
@@ -61,7 +62,7 @@ export class FeedConsumer implements OnApplicationBootstrap, OnModuleDestroy {
     private readonly lanes: LaneQueue,
     private readonly runner: LaneRunner,
   ) {
-    const kafka = new Kafka({
+    const kafka = createKafka({
       clientId: 'a2a-push-dispatcher',
       brokers: config.KAFKA_BROKERS.split(',').map((b) => b.trim()),
       logLevel: logLevel.NOTHING,

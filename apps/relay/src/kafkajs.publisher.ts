@@ -1,6 +1,7 @@
 import type { RelayConfig } from '@lib/config';
+import { createKafka } from '@lib/kafka';
 import { Inject, Injectable } from '@nestjs/common';
-import { CompressionTypes, Kafka, logLevel, type Producer } from 'kafkajs';
+import { CompressionTypes, logLevel, type Kafka, type Producer } from 'kafkajs';
 import { TaskEventPublisher } from './task-event-publisher';
 import type { TaskEventRecord } from './task-event-record';
 import { RELAY_CONFIG } from './tokens';
@@ -16,7 +17,7 @@ export class KafkajsTaskEventPublisher extends TaskEventPublisher {
 
   constructor(@Inject(RELAY_CONFIG) config: RelayConfig) {
     super();
-    this.kafka = new Kafka({
+    this.kafka = createKafka({
       clientId: config.KAFKA_CLIENT_ID,
       brokers: config.KAFKA_BROKERS.split(',').map((b) => b.trim()),
       logLevel: logLevel.ERROR,

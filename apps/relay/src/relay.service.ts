@@ -37,7 +37,10 @@ export class RelayService implements OnApplicationBootstrap, BeforeApplicationSh
   private readonly notices: NoticeListener;
   private running: Promise<void> | null = null;
   private stopping = false;
-  private wake: () => void = () => undefined;
+  /** Ends the pause under way; null while none is. */
+  private endPause: (() => void) | null = null;
+  /** A wake that came while no pause was under way (a notice during a read): the next pause ends at once. */
+  private wokenMeanwhile = false;
   private leaderClient: Client | null = null;
   private failures = 0;
   /** Events published since start (for benchmarks and logs). */
@@ -149,11 +152,19 @@ export class RelayService implements OnApplicationBootstrap, BeforeApplicationSh
       this.logger.log(`relay resumed after ${this.failures} failed attempt(s)`);
       this.failures = 0;
     }
+    // Reads in a row that found nothing: each doubles the next pause, up to the idle maximum.
+    let empty = 0;
     while (!this.stopping) {
       assertLeader();
       const next = await this.relayBatch(client, cursor);
       if (next === cursor) {
-        await this.pause(this.config.RELAY_IDLE_POLL_MS);
+        const { RELAY_IDLE_POLL_MS: first, RELAY_IDLE_POLL_MAX_MS: most } = this.config;
+        const woken = await this.pause(
+          Math.min(first * 2 ** Math.min(empty, 16), Math.max(first, most)),
+        );
+        empty = woken ? 0 : empty + 1;
+      } else {
+        empty = 0;
       }
       cursor = next;
     }
@@ -180,12 +191,30 @@ export class RelayService implements OnApplicationBootstrap, BeforeApplicationSh
     return next;
   }
 
-  private pause(ms: number): Promise<void> {
+  /** A notice, a reconnection, leadership lost or stopping: the relay reads now rather than after its pause. */
+  private wake(): void {
+    if (this.endPause) {
+      this.endPause();
+    } else {
+      this.wokenMeanwhile = true;
+    }
+  }
+
+  /** Waits `ms`, or less when woken; true when woken (also by a wake since the last pause). */
+  private pause(ms: number): Promise<boolean> {
+    if (this.wokenMeanwhile) {
+      this.wokenMeanwhile = false;
+      return Promise.resolve(true);
+    }
     return new Promise((resolve) => {
-      const timer = setTimeout(resolve, ms);
-      this.wake = () => {
+      const timer = setTimeout(() => {
+        this.endPause = null;
+        resolve(false);
+      }, ms);
+      this.endPause = () => {
+        this.endPause = null;
         clearTimeout(timer);
-        resolve();
+        resolve(true);
       };
     });
   }

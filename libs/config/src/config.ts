@@ -109,7 +109,13 @@ export const relaySchema = z.object({
   /** Name of this relay's checkpoint; relays with the same name elect one leader. */
   RELAY_NAME: z.string().default('task-events'),
   RELAY_BATCH_SIZE: z.coerce.number().int().positive().default(500),
+  /**
+   * The relay reads the log again this long after a read that found nothing, doubling up to
+   * RELAY_IDLE_POLL_MAX_MS while nothing comes; a task notice (every append sends one) wakes it at once. The
+   * poll finds what a notice cannot announce: rows held back behind a transaction that was running.
+   */
   RELAY_IDLE_POLL_MS: z.coerce.number().int().positive().default(200),
+  RELAY_IDLE_POLL_MAX_MS: z.coerce.number().int().positive().default(1_000),
 });
 
 /** An entry of PUSH_ALLOWLIST or UPSTREAM_ALLOWLIST: a host name, an IP address, or an IPv4 / IPv6 CIDR. */

@@ -40,6 +40,38 @@ afterAll(async () => {
   await db?.drop();
 });
 
+describe('WorkQueue, as the idle polls read it', () => {
+  it('names, of the agents asked about, those with queued work, in one statement', async () => {
+    const echo: AgentRef = { tenantId: ACME, agentId: agentIdOf('echo') };
+    const summarize: AgentRef = { tenantId: ACME, agentId: agentIdOf('summarize') };
+    const globexEcho: AgentRef = { tenantId: GLOBEX, agentId: agentIdOf('echo') };
+    await expect(queue.withQueuedWork([summarize, echo, globexEcho])).resolves.toEqual([echo]);
+    await expect(queue.withQueuedWork([summarize, globexEcho])).resolves.toEqual([]);
+    await expect(queue.withQueuedWork([])).resolves.toEqual([]);
+  });
+
+  it('says whether a lease is overdue and whether a cancel deadline passed', async () => {
+    // The fixture's leases and cancel deadline lie in the past.
+    await expect(queue.overdue()).resolves.toEqual({ leases: true, cancels: true });
+    const fresh = await createTestDatabase('work_queue_fresh');
+    try {
+      await fresh.pool.query(
+        `INSERT INTO ops.task_work (tenant_id, task_id, agent_id, status, queued_at, attempt, lease_epoch,
+                                    worker_id, lease_expires_at, cancel_deadline)
+         VALUES ('acme', 'queued-1', 'echo', 'queued', now(), 0, NULL, NULL, NULL, NULL),
+                ('acme', 'leased-1', 'echo', 'leased', now(), 1, 1, 'w-1', now() + interval '1 hour',
+                 now() + interval '1 hour')`,
+      );
+      await expect(new WorkQueue(fresh.pool).overdue()).resolves.toEqual({
+        leases: false,
+        cancels: false,
+      });
+    } finally {
+      await fresh.drop();
+    }
+  });
+});
+
 describe('WorkQueue, as operators read it', () => {
   it("gives a queued task's work, and a leased task's lease and cancel deadline", async () => {
     await expect(queue.workOf({ tenantId: ACME, taskId: taskIdOf('queued-1') })).resolves.toEqual({

@@ -58,6 +58,29 @@ export class WorkQueue {
   }
 
   /**
+   * Of `agents`, those with queued work: one index probe per agent in one statement, so that a poll of every
+   * agent a replica hosts costs one round trip however many agents it hosts (and claims only where work waits).
+   */
+  async withQueuedWork(agents: readonly AgentRef[]): Promise<AgentRef[]> {
+    if (agents.length === 0) {
+      return [];
+    }
+    const result = await this.pool.query<{ tenant_id: string; agent_id: string }>({
+      name: 'work-queue.with-queued-work',
+      text: `SELECT a.tenant_id, a.agent_id
+               FROM unnest($1::text[], $2::text[]) AS a(tenant_id, agent_id)
+              WHERE EXISTS (SELECT 1 FROM ops.task_work w
+                             WHERE w.tenant_id = a.tenant_id AND w.agent_id = a.agent_id
+                               AND w.status = 'queued')`,
+      values: [agents.map((a) => a.tenantId), agents.map((a) => a.agentId)],
+    });
+    return result.rows.map((row) => ({
+      tenantId: tenantIdOf(row.tenant_id),
+      agentId: agentIdOf(row.agent_id),
+    }));
+  }
+
+  /**
    * Takes the agent's lease-slot lock for the rest of `client`'s transaction, then reads how many leases the
    * agent's tasks hold and its oldest queued tasks (at most `limit`). Every grant of a lease of an agent with
    * a lease cap is made in such a transaction, so the count includes every lease committed before the lock
@@ -87,6 +110,21 @@ export class WorkQueue {
     });
     const row = result.rows[0];
     return { leased: row?.leased ?? 0, queued: (row?.queued ?? []).map(taskIdOf) };
+  }
+
+  /**
+   * Whether any lease is overdue and whether any cancel deadline has passed: one statement without locks or
+   * a transaction, which lets an idle sweep end there (the locking reads above run only when there is work).
+   */
+  async overdue(): Promise<{ leases: boolean; cancels: boolean }> {
+    const result = await this.pool.query<{ leases: boolean; cancels: boolean }>({
+      name: 'work-queue.overdue',
+      text: `SELECT EXISTS (SELECT 1 FROM ops.task_work
+                             WHERE status = 'leased' AND lease_expires_at < now()) AS leases,
+                    EXISTS (SELECT 1 FROM ops.task_work WHERE cancel_deadline < now()) AS cancels`,
+    });
+    const row = result.rows[0];
+    return { leases: row?.leases ?? false, cancels: row?.cancels ?? false };
   }
 
   /**

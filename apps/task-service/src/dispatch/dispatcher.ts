@@ -97,7 +97,7 @@ export class Dispatcher implements OnApplicationBootstrap, OnModuleDestroy {
       // A raised or lifted cap leaves slots for the agent's queued work.
       this.agents.onMaxConcurrencyChanged((agent) => this.wake(agentKey(agent))),
     ];
-    this.timer = setInterval(() => this.kickAll(), this.config.SWEEP_INTERVAL_MS);
+    this.timer = setInterval(() => void this.poll(), this.config.SWEEP_INTERVAL_MS);
     this.timer.unref();
   }
 
@@ -105,6 +105,25 @@ export class Dispatcher implements OnApplicationBootstrap, OnModuleDestroy {
     this.drained.clear();
     for (const key of this.sessions.keys()) {
       this.kickKey(key);
+    }
+  }
+
+  /**
+   * The fallback for lost notices and failed claims: one query asks which of the agents hosted here have
+   * queued work, and only those are claimed for (an idle replica sends one statement per poll, not a claim
+   * per agent).
+   */
+  private async poll(): Promise<void> {
+    const hosted = [...this.sessions.values()].flatMap((set) => {
+      const [first] = set;
+      return first ? [first.agent] : [];
+    });
+    try {
+      const waiting = await this.work.withQueuedWork(hosted);
+      this.reached();
+      waiting.forEach((agent) => this.wake(agentKey(agent)));
+    } catch (error) {
+      this.dispatchFailed(error);
     }
   }
 
@@ -332,12 +351,7 @@ export class Dispatcher implements OnApplicationBootstrap, OnModuleDestroy {
     }
     // Claims serve whatever work is queued, not the call or update that happened to kick them.
     const run = detached(() => this.claimAll(key))
-      .then(() => {
-        if (this.unreachable > 0) {
-          this.logger.log(`dispatching again after ${this.unreachable} failed claim(s)`);
-          this.unreachable = 0;
-        }
-      })
+      .then(() => this.reached())
       .catch((error: unknown) => this.dispatchFailed(error))
       .finally(() => {
         this.running.delete(key);
@@ -346,6 +360,14 @@ export class Dispatcher implements OnApplicationBootstrap, OnModuleDestroy {
         }
       });
     this.running.set(key, run);
+  }
+
+  /** The database answered a claim or a poll: the end of an outage, if there was one. */
+  private reached(): void {
+    if (this.unreachable > 0) {
+      this.logger.log(`dispatching again after ${this.unreachable} failed claim(s)`);
+      this.unreachable = 0;
+    }
   }
 
   /** A failed claim is retried by the next kick (at the latest the next poll); outages are logged once. */

@@ -65,8 +65,9 @@ export class LeaseSweeper implements OnApplicationBootstrap, OnModuleDestroy {
   /** One pass; returns how many tasks it changed. */
   async sweep(): Promise<number> {
     let changed = 0;
+    const overdue = await this.work.overdue();
     // Right after an outage (seen, or still going on) overdue leases prove nothing: they wait.
-    const expiring = !this.databaseAway && Date.now() >= this.expiryHeldUntil;
+    const expiring = overdue.leases && !this.databaseAway && Date.now() >= this.expiryHeldUntil;
     for (let i = 0; i < BATCH && expiring; i++) {
       const done = await this.expireOne();
       if (done === null) {
@@ -74,7 +75,7 @@ export class LeaseSweeper implements OnApplicationBootstrap, OnModuleDestroy {
       }
       changed += done;
     }
-    for (let i = 0; i < BATCH; i++) {
+    for (let i = 0; i < BATCH && overdue.cancels; i++) {
       const done = await this.enforceOneCancel();
       if (done === null) {
         break;

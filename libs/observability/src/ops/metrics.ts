@@ -7,6 +7,13 @@ export type MetricsSource = () => Promise<void>;
 const SOURCE_TIMEOUT_MS = 2_000;
 
 /**
+ * How often the event-loop delay histogram (`nodejs_eventloop_lag_*`) samples the loop. prom-client's default,
+ * 10 ms, wakes an idle process 100 times a second; a tenth of that still sees any stall long enough to matter
+ * to a probe or a client, and leaves an idle process asleep (issue 35: idle under 1 % of a core).
+ */
+const EVENT_LOOP_SAMPLE_MS = 100;
+
+/**
  * The process's Prometheus metrics (docs/observability.md "Metrics"): one registry per process, like its
  * standard output, that every component of the process adds to (the standalone process hosts several apps
  * and serves them all at one `/metrics`). The catalogue lives here so that names and labels stay the same in
@@ -15,6 +22,7 @@ const SOURCE_TIMEOUT_MS = 2_000;
 export class PlatformMetrics {
   readonly registry = new Registry();
   private readonly sources = new Set<MetricsSource>();
+  private collectingProcessMetrics = false;
 
   /** A2A calls by binding and method, counted when the call is routed (before authentication). */
   readonly requests = new Counter({
@@ -116,8 +124,19 @@ export class PlatformMetrics {
     registers: [this.registry],
   });
 
-  constructor() {
-    collectDefaultMetrics({ register: this.registry });
+  /**
+   * Adds the process's own metrics (CPU, memory, event-loop delay, handles, GC: prom-client's defaults) to the
+   * registry; once, by the process's ops server. A process that serves no `/metrics` (an agent worker) never
+   * starts their samplers.
+   */
+  collectProcessMetrics(): void {
+    if (!this.collectingProcessMetrics) {
+      this.collectingProcessMetrics = true;
+      collectDefaultMetrics({
+        register: this.registry,
+        eventLoopMonitoringPrecision: EVENT_LOOP_SAMPLE_MS,
+      });
+    }
   }
 
   /** Adds a scrape-time source; returns what removes it (at shutdown). */

@@ -82,6 +82,7 @@ export class OpsServer {
     state: ProcessLifecycle = lifecycle,
     registry: PlatformMetrics = metrics,
   ): Promise<OpsServer> {
+    registry.collectProcessMetrics();
     const server = createServer();
     const ops = new OpsServer(server, state, registry);
     server.on('request', (req, res) => void ops.handle(req, res));

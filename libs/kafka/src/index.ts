@@ -1,0 +1,1 @@
+export { createKafka, stopIdleRequestQueueLoop } from './kafka-client';
