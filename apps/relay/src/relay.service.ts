@@ -152,19 +152,17 @@ export class RelayService implements OnApplicationBootstrap, BeforeApplicationSh
       this.logger.log(`relay resumed after ${this.failures} failed attempt(s)`);
       this.failures = 0;
     }
-    // Reads in a row that found nothing: each doubles the next pause, up to the idle maximum.
-    let empty = 0;
+    const { RELAY_IDLE_POLL_MS: first, RELAY_IDLE_POLL_MAX_MS: most } = this.config;
+    // The pause after a read that found nothing: doubled by each such read in a row, up to the idle maximum.
+    let idleMs = first;
     while (!this.stopping) {
       assertLeader();
       const next = await this.relayBatch(client, cursor);
       if (next === cursor) {
-        const { RELAY_IDLE_POLL_MS: first, RELAY_IDLE_POLL_MAX_MS: most } = this.config;
-        const woken = await this.pause(
-          Math.min(first * 2 ** Math.min(empty, 16), Math.max(first, most)),
-        );
-        empty = woken ? 0 : empty + 1;
+        const woken = await this.pause(idleMs);
+        idleMs = woken ? first : Math.min(2 * idleMs, Math.max(first, most));
       } else {
-        empty = 0;
+        idleMs = first;
       }
       cursor = next;
     }
