@@ -91,8 +91,8 @@ class AdminConnectionsCloser implements OnApplicationShutdown {
 }
 
 /**
- * Readiness of the admin API (docs/deploy.md): Postgres answers (Redis only serves usage and redrives). On
- * drain, the live task-change streams end (their clients reconnect to another replica).
+ * What the admin API tells the ops listener (docs/deploy.md): Postgres as a shared dependency (never a reason
+ * to be unready: the console is served whatever the database does). On drain, the live task-change streams end (their clients reconnect to another replica).
  */
 class AdminOps extends OpsRegistrations {
   constructor(
@@ -104,7 +104,7 @@ class AdminOps extends OpsRegistrations {
 
   protected register(): (() => void)[] {
     return [
-      lifecycle.addReadinessCheck('postgres', () => pingPostgres(this.pool)),
+      lifecycle.addDependency('postgres', 'admin-api', () => pingPostgres(this.pool)),
       lifecycle.addDrainStep('admin-task-changes', () => {
         this.changes.endAll();
         return Promise.resolve();

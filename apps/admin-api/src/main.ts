@@ -1,6 +1,6 @@
 import { loadConfig, observabilitySchema } from '@lib/config';
-import { migrate, whenDatabaseReachable } from '@lib/event-store';
-import { drainHttpApp, OpsServer, startObservability } from '@lib/observability';
+import { prepareSchema } from '@lib/event-store';
+import { drainHttpApp, OpsServer, startObservability, startupReport } from '@lib/observability';
 import { Logger } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import 'reflect-metadata';
@@ -12,9 +12,10 @@ async function bootstrap(): Promise<void> {
   const config = adminApiConfigFromEnv();
   const observability = loadConfig(observabilitySchema);
   const ops = await OpsServer.start(observability);
-  await whenDatabaseReachable(
-    () => migrate(config.POSTGRES_URL),
-    (message) => new Logger('AdminApi').warn(message),
+  await prepareSchema(
+    config.POSTGRES_URL,
+    config.SCHEMA_MIGRATION,
+    startupReport(new Logger('AdminApi')),
   );
   // Bodies are read by the admin routes themselves (JsonBodyMiddleware), as in the standalone process.
   const app = await NestFactory.create(AdminApiModule.forRoot(config), { bodyParser: false });

@@ -1,5 +1,6 @@
 import { loadConfig, observabilitySchema } from '@lib/config';
-import { OpsServer, startObservability } from '@lib/observability';
+import { prepareSchema } from '@lib/event-store';
+import { OpsServer, startObservability, startupReport } from '@lib/observability';
 import { Logger } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import 'reflect-metadata';
@@ -11,6 +12,7 @@ async function bootstrap(): Promise<void> {
   const config = bridgeConfigFromEnv();
   const observability = loadConfig(observabilitySchema);
   const ops = await OpsServer.start(observability);
+  await prepareSchema(config.POSTGRES_URL, config.SCHEMA_MIGRATION, startupReport(logger));
   const app = await NestFactory.createApplicationContext(BridgeModule.forRoot(config));
   await app.init();
   ops.serve(app, { graceMs: observability.SHUTDOWN_GRACE_MS, logger });

@@ -7,7 +7,8 @@ import { TaskEventFeed } from './streaming/task-event-feed';
 import { INGRESS_PG_POOL } from './tokens';
 
 /**
- * What the ingress tells the ops listener (docs/deploy.md): ready while Postgres answers; on drain, every
+ * What the ingress tells the ops listener (docs/deploy.md): Postgres as a shared dependency (its outage is
+ * answered with 503 + Retry-After, never by going unready); on drain, every
  * stream ends (clients resume on another replica by generation) and the A2A gRPC server takes no new call
  * while its unary calls finish; the open streams are counted at each scrape. The HTTP server's own drain is
  * registered where it is created (main.ts, the standalone process).
@@ -24,7 +25,7 @@ export class IngressOps extends OpsRegistrations {
 
   protected register(): (() => void)[] {
     return [
-      lifecycle.addReadinessCheck('postgres', () => pingPostgres(this.pool)),
+      lifecycle.addDependency('postgres', 'ingress', () => pingPostgres(this.pool)),
       lifecycle.addDrainStep('ingress-streams', () => {
         this.feed.closeAll();
         return Promise.resolve();

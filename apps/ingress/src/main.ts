@@ -1,5 +1,6 @@
 import { loadConfig, observabilitySchema } from '@lib/config';
-import { drainHttpApp, OpsServer, startObservability } from '@lib/observability';
+import { prepareSchema } from '@lib/event-store';
+import { drainHttpApp, OpsServer, startObservability, startupReport } from '@lib/observability';
 import { Logger } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import 'reflect-metadata';
@@ -10,6 +11,7 @@ async function bootstrap(): Promise<void> {
   const config = ingressConfigFromEnv();
   const observability = loadConfig(observabilitySchema);
   const ops = await OpsServer.start(observability);
+  await prepareSchema(config.POSTGRES_URL, config.SCHEMA_MIGRATION, startupReport(logger));
   const app = await NestFactory.create(IngressModule.forRoot(config), { bodyParser: false });
   drainHttpApp(app, 'ingress-http');
   await app.listen(config.INGRESS_PORT, config.INGRESS_HOST);

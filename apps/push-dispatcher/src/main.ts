@@ -1,6 +1,6 @@
 import { ingressSchema, loadConfig, observabilitySchema } from '@lib/config';
-import { migrate, whenDatabaseReachable } from '@lib/event-store';
-import { OpsServer, startObservability } from '@lib/observability';
+import { prepareSchema } from '@lib/event-store';
+import { OpsServer, startObservability, startupReport } from '@lib/observability';
 import { loadSigningKey } from '@lib/signing';
 import { Logger } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
@@ -22,9 +22,10 @@ async function bootstrap(): Promise<void> {
   }
   const observability = loadConfig(observabilitySchema);
   const ops = await OpsServer.start(observability);
-  await whenDatabaseReachable(
-    () => migrate(config.POSTGRES_URL),
-    (message) => new Logger('PushDispatcher').warn(message),
+  await prepareSchema(
+    config.POSTGRES_URL,
+    config.SCHEMA_MIGRATION,
+    startupReport(new Logger('PushDispatcher')),
   );
   // No HTTP server: operators list and redrive deliveries through the admin API.
   const app = await NestFactory.createApplicationContext(

@@ -8,8 +8,9 @@ import { LaneQueue } from './lane-queue';
 import { PUSH_PG_POOL } from './tokens';
 
 /**
- * What the push dispatcher tells the ops listener (docs/deploy.md): ready while Postgres and Redis answer
- * and its feed consumer is in its group; at each scrape, the deliveries still open. Attempts and dead
+ * What the push dispatcher tells the ops listener (docs/deploy.md): Postgres, Redis, and Kafka (its feed
+ * consumer is in its group) as shared dependencies, which never make it unready; at each scrape, the
+ * deliveries still open. Attempts and dead
  * letters are counted where they happen (LaneRunner). Its drain is its close: the consumer leaves the group
  * and lane jobs in flight finish.
  */
@@ -26,9 +27,9 @@ export class PushDispatcherOps extends OpsRegistrations {
 
   protected register(): (() => void)[] {
     return [
-      lifecycle.addReadinessCheck('postgres', () => pingPostgres(this.pool)),
-      lifecycle.addReadinessCheck('redis', () => this.lanes.ping()),
-      lifecycle.addReadinessCheck('kafka-consumer', () =>
+      lifecycle.addDependency('postgres', 'push-dispatcher', () => pingPostgres(this.pool)),
+      lifecycle.addDependency('redis', 'push-dispatcher', () => this.lanes.ping()),
+      lifecycle.addDependency('kafka', 'push-dispatcher', () =>
         this.feed.joined
           ? Promise.resolve()
           : Promise.reject(new Error('the feed consumer is not in its group')),

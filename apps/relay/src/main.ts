@@ -1,6 +1,6 @@
 import { loadConfig, observabilitySchema } from '@lib/config';
-import { migrate, whenDatabaseReachable } from '@lib/event-store';
-import { OpsServer, startObservability } from '@lib/observability';
+import { prepareSchema } from '@lib/event-store';
+import { OpsServer, startObservability, startupReport } from '@lib/observability';
 import { Logger } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import 'reflect-metadata';
@@ -11,9 +11,10 @@ async function bootstrap(): Promise<void> {
   const config = relayConfigFromEnv();
   const observability = loadConfig(observabilitySchema);
   const ops = await OpsServer.start(observability);
-  await whenDatabaseReachable(
-    () => migrate(config.POSTGRES_URL),
-    (message) => new Logger('Relay').warn(message),
+  await prepareSchema(
+    config.POSTGRES_URL,
+    config.SCHEMA_MIGRATION,
+    startupReport(new Logger('Relay')),
   );
   const app = await NestFactory.createApplicationContext(RelayModule.forRoot(config));
   await app.init();

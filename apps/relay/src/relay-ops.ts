@@ -6,9 +6,10 @@ import { RelayService } from './relay.service';
 import { RELAY_PG_POOL } from './tokens';
 
 /**
- * What the relay tells the ops listener (docs/deploy.md): ready while Postgres answers and its last round
- * did not fail (a standby relay that waits for the leadership is ready). Its lag and throughput are set where
- * it publishes; its drain is its close (the batch in flight is published and checkpointed first).
+ * What the relay tells the ops listener (docs/deploy.md): Postgres, and Kafka as its last round found it
+ * (a round that failed is retried), as shared dependencies, which never make it unready. Its lag and
+ * throughput are set where it publishes; its drain is its close (the batch in flight is published and
+ * checkpointed first).
  */
 @Injectable()
 export class RelayOps extends OpsRegistrations {
@@ -21,8 +22,8 @@ export class RelayOps extends OpsRegistrations {
 
   protected register(): (() => void)[] {
     return [
-      lifecycle.addReadinessCheck('postgres', () => pingPostgres(this.pool)),
-      lifecycle.addReadinessCheck('kafka-relay', () =>
+      lifecycle.addDependency('postgres', 'relay', () => pingPostgres(this.pool)),
+      lifecycle.addDependency('kafka', 'relay', () =>
         this.relay.failure === null
           ? Promise.resolve()
           : Promise.reject(new Error(`the relay is retrying: ${this.relay.failure}`)),

@@ -5,8 +5,8 @@ import {
   processEnv,
   type PlatformConfig,
 } from '@lib/config';
-import { createPool, migrate, migrationsDir, whenDatabaseReachable } from '@lib/event-store';
-import { drainHttpApp, OpsServer, startObservability } from '@lib/observability';
+import { createPool, migrationsDir, prepareSchema, whenDatabaseReachable } from '@lib/event-store';
+import { drainHttpApp, OpsServer, startObservability, startupReport } from '@lib/observability';
 import { Logger } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import { dirname } from 'node:path';
@@ -39,9 +39,9 @@ async function bootstrap(): Promise<void> {
 async function run(config: PlatformConfig, servers: LocalServers, logger: Logger): Promise<void> {
   const ops = await OpsServer.start(config);
   // A database that is not up yet (a machine booting, a restart in progress) is waited for, not a failure.
+  await prepareSchema(config.POSTGRES_URL, config.SCHEMA_MIGRATION, startupReport(logger));
   await whenDatabaseReachable(
     async () => {
-      await migrate(config.POSTGRES_URL);
       const pool = createPool(config.POSTGRES_URL, {
         max: 1,
         applicationName: 'a2a-standalone:seed',

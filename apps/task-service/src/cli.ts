@@ -1,9 +1,10 @@
 import { loadConfig, postgresSchema } from '@lib/config';
-import { createPool, migrate } from '@lib/event-store';
+import { createPool, grantRuntimeRole, migrate } from '@lib/event-store';
 import { diffRebuiltTaskView, rebuildTaskView } from './projections/task-view.rebuild';
 
 const USAGE = `usage: cli <command>
-  migrate                       apply pending database migrations
+  migrate                       apply pending database migrations (then grant SCHEMA_RUNTIME_ROLE, if set,
+                                what the apps need)
   rebuild-task-view             rebuild read.task_view from the event log (in place, one transaction)
   rebuild-task-view --verify    rebuild into a scratch table and compare it with the live view`;
 
@@ -13,6 +14,10 @@ async function main(args: string[]): Promise<number> {
   const [command, flag] = args;
   if (command === 'migrate') {
     await migrate(config.POSTGRES_URL, (line) => console.log(line));
+    if (config.SCHEMA_RUNTIME_ROLE) {
+      await grantRuntimeRole(config.POSTGRES_URL, config.SCHEMA_RUNTIME_ROLE);
+      console.log(`> granted the runtime privileges to ${config.SCHEMA_RUNTIME_ROLE}`);
+    }
     return 0;
   }
   if (command === 'rebuild-task-view') {

@@ -10,7 +10,8 @@ import { TaskViews } from './queries/task-views';
 import { PG_POOL, TASK_SERVICE_CONFIG } from './tokens';
 
 /**
- * What the task-service tells the ops listener (docs/deploy.md): ready while Postgres answers; on drain the
+ * What the task-service tells the ops listener (docs/deploy.md): Postgres as a shared dependency (never a
+ * reason to be unready); on drain the
  * command server takes no new call and lets those in flight finish, and the workers' leases are handed back
  * before their sessions end (they reconnect to another replica with their running tasks); at each scrape,
  * the tasks by state, the work queue and the connected workers.
@@ -30,7 +31,7 @@ export class TaskServiceOps extends OpsRegistrations {
 
   protected register(): (() => void)[] {
     return [
-      lifecycle.addReadinessCheck('postgres', () => pingPostgres(this.pool)),
+      lifecycle.addDependency('postgres', 'task-service', () => pingPostgres(this.pool)),
       lifecycle.addDrainStep('task-service-commands', (deadline) =>
         this.servers.stopCommands(deadline),
       ),

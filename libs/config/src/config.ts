@@ -10,6 +10,18 @@ const bool = z.enum(['true', 'false', '1', '0']).transform((v) => v === 'true' |
 export const postgresSchema = z.object({
   POSTGRES_URL: z.string().default('postgres://postgres@127.0.0.1:5432/a2a'),
   POSTGRES_POOL_SIZE: z.coerce.number().int().positive().default(10),
+  /**
+   * What a process does about the database schema before it serves (docs/deploy.md "Upgrades"): `apply`
+   * migrates it (`npm start`, tests, a laptop); `wait` never migrates and waits, unready, until the database
+   * holds every migration and function file of this release (a cluster: the migrations Job runs them, with
+   * the owner's credentials, and the apps connect with a role that cannot change the schema).
+   */
+  SCHEMA_MIGRATION: z.enum(['apply', 'wait']).default('apply'),
+  /**
+   * The role the apps connect as where they do not own the schema: `migrate` grants it what they need (use
+   * of the platform's schemas, rows of their tables, sequences, functions) and nothing else. Unset: no grant.
+   */
+  SCHEMA_RUNTIME_ROLE: z.string().min(1).optional(),
 });
 
 /** The task-service: worker gRPC API, internal command API, leases and dispatch. */
@@ -340,6 +352,18 @@ export const observabilitySchema = z.object({
   OPS_PORT: port.default(0),
   /** How long a draining process waits for in-flight work after SIGTERM before it closes what is left. */
   SHUTDOWN_GRACE_MS: ms.default(20_000),
+  /**
+   * How often the process checks the shared dependencies it uses (Postgres, Kafka, Redis) for
+   * `a2a_dependency_up`, the `/readyz` body and a log line when one goes away or comes back. Their state
+   * never makes the process unready (docs/failure-model.md "Readiness").
+   */
+  DEPENDENCY_CHECK_MS: ms.default(5_000),
+  /**
+   * Readiness turns 503 (`saturated`) while the event loop was busy at least this share of the time
+   * between two probes a second or more apart: a process whose loop never waits takes new traffic worse
+   * than its peers would. 1 turns it off.
+   */
+  READINESS_MAX_EVENT_LOOP_UTILIZATION: z.coerce.number().gt(0).max(1).default(0.99),
 });
 
 /**

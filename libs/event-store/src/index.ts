@@ -5,4 +5,5 @@ export * from './notice-listener';
 export * from './notices';
 export * from './postgres';
 export * from './retry-delay';
+export * from './schema';
 export * from './task-log';

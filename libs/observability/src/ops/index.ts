@@ -1,4 +1,5 @@
 export * from './closed-last';
+export * from './dependency-monitor';
 export * from './http-drain';
 export * from './lifecycle';
 export * from './metrics';

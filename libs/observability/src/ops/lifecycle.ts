@@ -1,7 +1,18 @@
-import type { OnApplicationBootstrap, OnApplicationShutdown } from '@nestjs/common';
+import type { LoggerService, OnApplicationBootstrap, OnApplicationShutdown } from '@nestjs/common';
 
-/** Resolves when the dependency is usable; rejects with why not. */
+/** Resolves when the thing checked is usable; rejects with why not. */
 export type ReadinessCheck = () => Promise<void>;
+
+/** A dependency that other processes share: its outage shows, but never makes a process unready. */
+export type SharedDependency = 'postgres' | 'kafka' | 'redis';
+
+/** One component's check of a shared dependency. */
+export interface DependencyCheck {
+  dependency: SharedDependency;
+  /** The component that uses it (a process may host several, each with its own connection). */
+  component: string;
+  check: ReadinessCheck;
+}
 
 /**
  * One part of a graceful drain (docs/deploy.md "Drain"): stop taking new work, finish or hand back what is
@@ -19,18 +30,30 @@ export interface DrainReport {
 }
 
 /**
- * Where the process stands for the ops listener: starting (not ready), serving (ready while its readiness
- * checks pass) or draining (never ready again). Components register the checks of the dependencies they
- * need and the steps of their drain while they run, and remove them when they stop, so one process that
- * hosts several apps (`npm start`) reports and drains them all.
+ * Where the process stands for the ops listener: starting (not ready; maybe waiting for something it says),
+ * serving (ready while its own readiness checks pass) or draining (never ready again). Components register
+ * their own readiness checks, the checks of the shared dependencies they use (reported, never a reason to be
+ * unready: docs/failure-model.md "Readiness") and the steps of their drain while they run, and remove them
+ * when they stop, so one process that hosts several apps (`npm start`) reports and drains them all.
  */
 export class ProcessLifecycle {
   private current: LifecycleState = 'starting';
+  private waiting: string | null = null;
   private readonly checks = new Map<string, ReadinessCheck>();
+  private readonly dependencies = new Map<string, DependencyCheck>();
   private readonly steps = new Map<string, DrainStep>();
 
   get state(): LifecycleState {
     return this.current;
+  }
+
+  /** What a starting process waits for (the schema, …), for `/readyz`; null once it no longer waits. */
+  get waitingFor(): string | null {
+    return this.current === 'starting' ? this.waiting : null;
+  }
+
+  waitFor(reason: string | null): void {
+    this.waiting = reason;
   }
 
   /** The process listens and has started its work. */
@@ -55,6 +78,26 @@ export class ProcessLifecycle {
 
   readinessChecks(): [string, ReadinessCheck][] {
     return [...this.checks];
+  }
+
+  /** Registers a component's check of a shared dependency; returns what removes it. */
+  addDependency(
+    dependency: SharedDependency,
+    component: string,
+    check: ReadinessCheck,
+  ): () => void {
+    const key = `${dependency}/${component}`;
+    const entry = { dependency, component, check };
+    this.dependencies.set(key, entry);
+    return () => {
+      if (this.dependencies.get(key) === entry) {
+        this.dependencies.delete(key);
+      }
+    };
+  }
+
+  dependencyChecks(): DependencyCheck[] {
+    return [...this.dependencies.values()];
   }
 
   addDrainStep(name: string, step: DrainStep): () => void {
@@ -96,6 +139,22 @@ export class ProcessLifecycle {
 
 /** The lifecycle of this process. */
 export const lifecycle = new ProcessLifecycle();
+
+/**
+ * How a start-up step (the schema, `prepareSchema` of `@lib/event-store`) tells what it waits for: in
+ * `/readyz` while the process starts, and in its log.
+ */
+export function startupReport(
+  logger: LoggerService,
+  state: ProcessLifecycle = lifecycle,
+): { waiting: (reason: string | null) => void; warn: (message: string) => void } {
+  return {
+    waiting: (reason) => state.waitFor(reason),
+    warn: (message) => {
+      logger.warn(message);
+    },
+  };
+}
 
 /**
  * A component's registrations with the process (readiness checks, drain steps, metrics sources): made when

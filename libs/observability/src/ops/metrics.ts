@@ -118,6 +118,14 @@ export class PlatformMetrics {
     registers: [this.registry],
   });
 
+  /** 1 while the last check of a shared dependency passed for every component that uses it, else 0. */
+  readonly dependencyUp = new Gauge({
+    name: 'a2a_dependency_up',
+    help: 'Whether a shared dependency (postgres, kafka, redis) answered the last check of this process',
+    labelNames: ['dependency'] as const,
+    registers: [this.registry],
+  });
+
   readonly sourceFailures = new Counter({
     name: 'a2a_metrics_source_failures_total',
     help: 'Scrapes in which a source (a database count) failed or timed out; its gauges kept their last values',
