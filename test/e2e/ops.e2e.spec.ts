@@ -218,14 +218,14 @@ afterAll(async () => {
 });
 
 describe('ops endpoints of every app', () => {
-  it('answers /livez, and /readyz with the checks of the dependencies each app needs', async () => {
+  it('answers /livez, and /readyz ready with the state of the shared dependencies each app uses', async () => {
     const expected: Record<string, string[]> = {
       'replica-a': ['postgres'],
       'replica-b': ['postgres'],
       'ingress-1': ['postgres'],
       'ingress-2': ['postgres'],
-      relay: ['postgres', 'kafka-relay'],
-      'push-dispatcher': ['postgres', 'redis', 'kafka-consumer'],
+      relay: ['postgres', 'kafka'],
+      'push-dispatcher': ['postgres', 'redis', 'kafka'],
       'admin-api': ['postgres'],
     };
     for (const app of apps) {
@@ -233,10 +233,18 @@ describe('ops endpoints of every app', () => {
       await vi.waitFor(async () => {
         const ready = await get(`${app.ops}/readyz`);
         expect(ready.status, `${app.name}: ${ready.text}`).toBe(200);
-        const body = JSON.parse(ready.text) as { status: string; details: Record<string, unknown> };
+        const body = JSON.parse(ready.text) as {
+          status: string;
+          dependencies: Record<string, { status: string }>;
+        };
         expect(body.status).toBe('ok');
-        expect(Object.keys(body.details).sort()).toStrictEqual(expected[app.name]?.sort());
+        expect(Object.keys(body.dependencies).sort()).toStrictEqual(expected[app.name]?.sort());
+        expect(Object.values(body.dependencies).map((d) => d.status)).not.toContain('down');
       }, WAIT);
+      const scraped = await get(`${app.ops}/metrics`);
+      for (const dependency of expected[app.name] ?? []) {
+        expect(scraped.text, app.name).toContain(`a2a_dependency_up{dependency="${dependency}"} 1`);
+      }
       expect((await get(`${app.ops}/nothing`)).status).toBe(404);
     }
   });

@@ -99,8 +99,12 @@ export class RelayService implements OnApplicationBootstrap, BeforeApplicationSh
         }
         // A fresh producer next time: a send that failed may still have been written.
         await this.publisher.disconnect().catch(() => undefined);
-        await this.leaderClient?.end().catch(() => undefined);
+        const failed = this.leaderClient;
         this.leaderClient = null;
+        await failed?.end().catch(() => undefined);
+        // A wake the failed attempt caused (its connection ending) must not cut the backoff short: the
+        // relay would try again at once, over and over, for as long as Postgres is away.
+        this.wokenMeanwhile = false;
         await this.pause(delayMs);
       }
     }
@@ -117,7 +121,10 @@ export class RelayService implements OnApplicationBootstrap, BeforeApplicationSh
     });
     const onLost = (why: string): void => {
       lost ??= new LeadershipLost(`the leader connection was lost: ${why}`);
-      this.wake();
+      // Only the current leader connection interrupts a pause; one already given up on says nothing new.
+      if (this.leaderClient === client) {
+        this.wake();
+      }
     };
     client.on('error', (error) => onLost(error.message));
     client.on('end', () => onLost('connection ended'));

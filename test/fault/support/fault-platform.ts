@@ -1,5 +1,6 @@
 import { createPool } from '@lib/event-store';
 import {
+  freePort,
   kafkaBrokers,
   PostgresServer,
   startStandalone,
@@ -31,6 +32,8 @@ export interface FaultPlatform {
   process: PlatformProcess;
   baseUrl: string;
   grpcTarget: string;
+  /** The process's ops listener (`/livez`, `/readyz`, `/metrics`). */
+  opsUrl: string;
   /** SIGKILLs the platform process (nothing else). */
   kill(): Promise<void>;
   /** Starts the platform process again on the same ports and database; resolves when it serves. */
@@ -55,7 +58,11 @@ export async function startFaultPlatform(
   let checks: Pool | null = null;
   try {
     await createTopic(brokers, topic);
+    const opsPort = await freePort();
     const started = await startStandalone({
+      OPS_PORT: String(opsPort),
+      // Seconds, not the default five: the outage tests see the dependency's state turn within their window.
+      DEPENDENCY_CHECK_MS: '1000',
       POSTGRES_URL: databaseUrl,
       START_RELAY: 'true',
       KAFKA_BROKERS: brokers.join(','),
@@ -76,6 +83,7 @@ export async function startFaultPlatform(
       process: started.process,
       baseUrl: started.baseUrl,
       grpcTarget: started.grpcTarget,
+      opsUrl: `http://127.0.0.1:${opsPort}`,
       kill: () => started.process.kill(),
       async restart() {
         started.process.start();
