@@ -508,7 +508,7 @@ const PROMQL_KEYWORDS = new Set([
 ]);
 
 /** The metric names a PromQL expression reads: identifiers outside label matchers, strings and ranges. */
-export function metricNames(expr: string): string[] {
+function metricNames(expr: string): string[] {
   const bare = expr
     .replace(/"(?:[^"\\]|\\.)*"/g, ' ')
     .replace(/\{[^}]*\}/g, ' ')
@@ -882,7 +882,7 @@ describe('Kubernetes manifests (k8s/, rendered with kubectl kustomize)', () => {
         KAFKA_SASL_USERNAME: app,
         KAFKA_SASL_PASSWORD: { name: app, key: 'password' },
       });
-      const caFile = String(env['KAFKA_TLS_CA_FILE']);
+      const caFile = container?.env?.find((v) => v.name === 'KAFKA_TLS_CA_FILE')?.value ?? '';
       const mount = container?.volumeMounts?.find((m) => caFile.startsWith(`${m.mountPath}/`));
       const volume = pod?.volumes?.find((v) => v.name === mount?.name);
       expect(volume?.secret?.secretName).toBe(`${kafka.metadata.name}-cluster-ca-cert`);
