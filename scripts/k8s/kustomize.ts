@@ -1,7 +1,8 @@
 import { execFileSync } from 'node:child_process';
-import { existsSync } from 'node:fs';
-import { dirname, join } from 'node:path';
-import { parseAllDocuments } from 'yaml';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join, relative } from 'node:path';
+import { parse, parseAllDocuments } from 'yaml';
 
 /** One object of a rendered kustomization, as kubectl prints it. */
 export interface K8sObject {
@@ -15,6 +16,10 @@ export interface K8sObject {
 export const OVERLAYS = ['dev', 'production'] as const;
 export type Overlay = (typeof OVERLAYS)[number];
 
+/** The optional parts under `k8s/components` (kustomize Components) an overlay may add. */
+export const COMPONENTS = ['monitoring', 'gateway', 'external-secrets'] as const;
+export type Component = (typeof COMPONENTS)[number];
+
 /** The repository's `k8s/` folder, found from this file in `scripts/` or in `dist/scripts/`. */
 export function k8sDir(): string {
   let dir = __dirname;
@@ -27,14 +32,44 @@ export function k8sDir(): string {
   throw new Error(`k8s/ not found above ${__dirname}`);
 }
 
-/**
- * `kubectl kustomize <dir>` (relative to `k8s/`), parsed. kubectl's kustomize warns on stderr about the
- * v2-compatible fields the manifests use; only a non-zero exit is a failure.
- */
+/** `kubectl kustomize <dir>` (relative to `k8s/`), parsed; a non-zero exit throws with kubectl's stderr. */
 export function renderKustomization(relativeDir: string): K8sObject[] {
-  let output: string;
+  return parseManifests(kustomize(join(k8sDir(), relativeDir), relativeDir), relativeDir);
+}
+
+/**
+ * An overlay with components added, rendered as an operator's overlay would be: a kustomization of the
+ * overlay's namespace whose resources are the overlay and whose components are the given ones. It is written
+ * to a temporary folder (kustomize takes only relative paths to other kustomizations) and removed after.
+ */
+export function renderWithComponents(
+  overlay: Overlay,
+  components: readonly Component[],
+): K8sObject[] {
+  const overlayDir = join(k8sDir(), 'overlays', overlay);
+  const { namespace } = parse(readFileSync(join(overlayDir, 'kustomization.yaml'), 'utf8')) as {
+    namespace: string;
+  };
+  const dir = mkdtempSync(join(tmpdir(), 'a2a-kustomize-'));
   try {
-    output = execFileSync('kubectl', ['kustomize', join(k8sDir(), relativeDir)], {
+    const kustomization = {
+      namespace,
+      resources: [relative(dir, overlayDir)],
+      components: components.map((component) =>
+        relative(dir, join(k8sDir(), 'components', component)),
+      ),
+    };
+    writeFileSync(join(dir, 'kustomization.yaml'), JSON.stringify(kustomization));
+    const source = `overlays/${overlay} + components ${components.join(', ')}`;
+    return parseManifests(kustomize(dir, source), source);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+function kustomize(dir: string, source: string): string {
+  try {
+    return execFileSync('kubectl', ['kustomize', dir], {
       encoding: 'utf8',
       stdio: ['ignore', 'pipe', 'pipe'],
       maxBuffer: 16 * 1024 * 1024,
@@ -43,12 +78,11 @@ export function renderKustomization(relativeDir: string): K8sObject[] {
     const { code, stderr } = error as { code?: string; stderr?: string };
     if (code === 'ENOENT') {
       throw new Error(
-        'kubectl is not installed (Debian: apt-get install kubernetes-client; .ci/run installs it)',
+        'kubectl is not installed (1.27 or later, with kustomize v5: docs/deploy.md)',
       );
     }
-    throw new Error(`kubectl kustomize ${relativeDir} failed: ${stderr ?? String(error)}`);
+    throw new Error(`kubectl kustomize ${source} failed: ${stderr ?? String(error)}`);
   }
-  return parseManifests(output, relativeDir);
 }
 
 /** The objects of a multi-document YAML stream; a syntax error or a document that is no object throws. */
