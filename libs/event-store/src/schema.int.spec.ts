@@ -69,7 +69,7 @@ describe('the schema a release needs', () => {
   it('lacks nothing on a database a newer release migrated (migrations only add)', async () => {
     const url = database('schema_newer');
     await migrate(url);
-    const pool = createPool(url, { max: 1 });
+    const pool = createPool(url, { max: 1, applicationName: 'a2a-test' });
     try {
       // What a later release leaves: a migration this one does not know, and a function file it redefined.
       await pool.query(
@@ -109,7 +109,7 @@ describe('the schema a release needs', () => {
     await migrate(url);
     const role = `a2a_runtime_${randomBytes(4).toString('hex')}`;
     roles.push(role);
-    const admin = createPool(url, { max: 1 });
+    const admin = createPool(url, { max: 1, applicationName: 'a2a-test' });
     try {
       await expect(grantRuntimeRole(url, role)).rejects.toThrow(
         `the role "${role}", which does not exist`,
@@ -146,7 +146,7 @@ describe('the schema a release needs', () => {
     // As the role: the schema check passes, rows can be written, the schema cannot be changed.
     const runtimeUrl = asUser(url, role);
     expect(await missingSchema(runtimeUrl)).toStrictEqual([]);
-    const runtime = createPool(runtimeUrl, { max: 1 });
+    const runtime = createPool(runtimeUrl, { max: 1, applicationName: 'a2a-test' });
     try {
       await runtime.query(
         `INSERT INTO ops.tenants (tenant_id, display_name) VALUES ('grant-check', 'Grant check')`,
