@@ -86,22 +86,40 @@ describe('the schema a release needs', () => {
     expect(await missingSchema(url)).toStrictEqual([]);
   });
 
-  it('waits, saying why, until the migrations are applied, then resolves', async () => {
+  it('waits, saying why, while the database is not created, not migrated or not granted to it, then resolves', async () => {
     const url = database('schema_wait');
-    await ensureDatabase(url);
     const reasons: (string | null)[] = [];
     const logged: string[] = [];
-    const ready = whenSchemaReady(url, {
-      waiting: (reason) => reasons.push(reason),
-      warn: (message) => logged.push(message),
-    });
+    const report = {
+      waiting: (reason: string | null) => reasons.push(reason),
+      warn: (message: string) => logged.push(message),
+    };
+    const ready = whenSchemaReady(url, report);
     await expect.poll(() => reasons.length, { timeout: WAIT }).toBeGreaterThan(0);
-    expect(reasons[0]).toMatch(/^schema: \d+ migration\(s\) of this release not applied yet/);
-    expect(logged[0]).toMatch(/^waiting for the schema/);
+    expect(reasons[0]).toMatch(/^schema: the database does not exist yet/);
+    expect(logged[0]).toMatch(/^waiting for the schema: the database does not exist yet/);
+    await ensureDatabase(url);
+    await expect
+      .poll(() => reasons.at(-1), { timeout: WAIT })
+      .toMatch(/^schema: \d+ migration\(s\) of this release not applied yet/);
     await migrate(url);
     await ready;
     expect(reasons.at(-1)).toBeNull();
     expect(logged.at(-1)).toBe('the schema of this release is in place; starting');
+
+    // A role the Job has not granted anything yet waits too (a first install: role first, grants after).
+    const role = `a2a_runtime_${randomBytes(4).toString('hex')}`;
+    roles.push(role);
+    const admin = createPool(url, { max: 1, applicationName: 'a2a-test' });
+    await admin.query(`CREATE ROLE "${role}" LOGIN`).finally(() => admin.end());
+    reasons.length = 0;
+    const granted = whenSchemaReady(asUser(url, role), report);
+    await expect
+      .poll(() => reasons[0], { timeout: WAIT })
+      .toMatch(/^schema: this role is not granted the schema yet/);
+    await grantRuntimeRole(url, role);
+    await granted;
+    expect(reasons.at(-1)).toBeNull();
   });
 
   it('grants the runtime role rows, sequences and functions of the platform, and no way to change the schema', async () => {

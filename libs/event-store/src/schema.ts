@@ -64,6 +64,29 @@ function orEmptyWhenUndefined<T>(empty: T): (error: unknown) => T {
   };
 }
 
+/** `invalid_catalog_name` (the database is not created yet) and `insufficient_privilege` (not granted yet). */
+const NOT_CREATED = '3D000';
+const NOT_GRANTED = '42501';
+
+/**
+ * Why the schema cannot be read yet, when that is something the migrations Job or the database's start will
+ * end; rethrows anything else. A first install starts the apps before the Job has created the database or
+ * granted their role anything.
+ */
+function notThereYet(error: unknown): string {
+  const code = (error as { code?: unknown }).code;
+  if (code === NOT_CREATED) {
+    return `the database does not exist yet (${String(error)})`;
+  }
+  if (code === NOT_GRANTED) {
+    return `this role is not granted the schema yet (${String(error)})`;
+  }
+  if (isTransientDatabaseError(error)) {
+    return `Postgres does not answer (${String(error)})`;
+  }
+  throw error;
+}
+
 /** How a process tells what it waits for: its readiness body and its log. */
 export interface SchemaWaitReport {
   /** Called with what it waits for each time that changes, and with null when it no longer waits. */
@@ -96,10 +119,7 @@ export async function whenSchemaReady(
       }
       reason = `schema: ${missing.length} migration(s) of this release not applied yet (first: ${missing[0] ?? ''}); the migrations Job applies them`;
     } catch (error) {
-      if (!isTransientDatabaseError(error)) {
-        throw error;
-      }
-      reason = `schema: Postgres does not answer (${String(error)})`;
+      reason = `schema: ${notThereYet(error)}`;
     }
     report.waiting(reason);
     if (reason !== said || Date.now() - saidAt >= SCHEMA_LOG_EVERY_MS) {
