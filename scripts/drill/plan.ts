@@ -136,6 +136,10 @@ export function clusterPlan(objects: K8sObject[]): ClusterPlan {
 export interface LocalEnvironment {
   /** ConfigMap values replaced by local ones (KAFKA_BROKERS, …), whichever ConfigMap holds them. */
   configOverrides: Record<string, string>;
+  /** Variables left out of every process (settings a local stand-in does not speak, e.g. Kafka's TLS). */
+  unset?: readonly string[];
+  /** The downward API's fields: `metadata.name`, `metadata.namespace`, `spec.nodeName`, … */
+  podFields?: Record<string, string>;
   /** Secret name → key → value. */
   secrets: Record<string, Record<string, string>>;
   /** Secret name → a local folder holding one file per key. */
@@ -176,12 +180,20 @@ export function localEnv(
   for (const variable of plan.container.env ?? []) {
     const from = variable.valueFrom;
     if (variable.value !== undefined) {
-      env[variable.name] = variable.value;
+      env[variable.name] = expand(variable.value, env);
     } else if (from?.configMapKeyRef) {
       const value = config(from.configMapKeyRef.name ?? '')[from.configMapKeyRef.key];
       if (value !== undefined) {
         env[variable.name] = value;
       }
+    } else if (from?.fieldRef) {
+      const value = local.podFields?.[from.fieldRef.fieldPath];
+      if (value === undefined) {
+        throw new Error(
+          `${plan.workload}: no local value for pod field ${from.fieldRef.fieldPath}`,
+        );
+      }
+      env[variable.name] = value;
     } else if (from?.secretKeyRef) {
       const { name = '', key, optional } = from.secretKeyRef;
       const value = local.secrets[name]?.[key];
@@ -194,8 +206,21 @@ export function localEnv(
       throw new Error(`${plan.workload}: ${variable.name} has a source the drill cannot resolve`);
     }
   }
+  const unset = new Set(local.unset ?? []);
   return Object.fromEntries(
-    Object.entries(env).map(([name, value]) => [name, localValue(plan, name, value, local)]),
+    Object.entries(env)
+      .filter(([name]) => !unset.has(name))
+      .map(([name, value]) => [name, localValue(plan, name, value, local)]),
+  );
+}
+
+/**
+ * `$(NAME)` replaced by the value of a variable defined before it, as the kubelet does (`$$` escapes a
+ * dollar; a reference to nothing defined is left as it is).
+ */
+export function expand(value: string, defined: Record<string, string>): string {
+  return value.replace(/\$\$|\$\(([A-Za-z_][A-Za-z0-9_.-]*)\)/g, (match, name?: string) =>
+    name === undefined ? '$' : (defined[name] ?? match),
   );
 }
 

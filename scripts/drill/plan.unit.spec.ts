@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { renderKustomization } from '../k8s/kustomize';
-import { clusterPlan, localEnv, serviceTarget, type LocalEnvironment } from './plan';
+import { clusterPlan, expand, localEnv, serviceTarget, type LocalEnvironment } from './plan';
 import { brokenRules, streamGaps, type DrillResult } from './report';
 
 const plan = clusterPlan(renderKustomization('overlays/production'));
@@ -15,9 +15,17 @@ function deployment(name: string) {
 
 const local: LocalEnvironment = {
   configOverrides: { KAFKA_BROKERS: '127.0.0.1:9092' },
+  unset: ['KAFKA_TLS', 'KAFKA_TLS_CA_FILE'],
+  podFields: {
+    'metadata.name': 'a2a-ingress-0',
+    'metadata.namespace': 'a2a',
+    'spec.nodeName': 'here',
+  },
   secrets: {
     'a2a-postgres-app': { uri: 'postgres://postgres@127.0.0.1:5432/a2a_drill' },
+    'a2a-postgres-runtime': { uri: 'postgres://a2a_runtime@127.0.0.1:5432/a2a_drill' },
     'a2a-redis': { url: 'redis://127.0.0.1:6379' },
+    'a2a-relay': { password: 'relay-secret' },
   },
   secretDirs: { 'a2a-card-signing-key': '/tmp/drill/a2a-card-signing-key' },
   localPorts: new Map([
@@ -63,11 +71,34 @@ describe('the drill reads the production overlay as a cluster would run it', () 
       OPS_PORT: '19464',
       TASK_SERVICE_URLS: '127.0.0.1:1,127.0.0.1:2',
       AGENT_CARD_SIGNING_KEY_FILE: '/tmp/drill/a2a-card-signing-key/signing-key.pem',
-      POSTGRES_URL: 'postgres://postgres@127.0.0.1:5432/a2a_drill',
+      POSTGRES_URL: 'postgres://a2a_runtime@127.0.0.1:5432/a2a_drill',
       REDIS_URL: 'redis://127.0.0.1:6379',
       KAFKA_BROKERS: '127.0.0.1:9092',
       SHUTDOWN_GRACE_MS: '20000',
+      SCHEMA_MIGRATION: 'wait',
+      POD_NAME: 'a2a-ingress-0',
+      OTEL_RESOURCE_ATTRIBUTES:
+        'k8s.pod.name=a2a-ingress-0,k8s.namespace.name=a2a,k8s.node.name=here',
     });
+  });
+
+  it('runs the migrations Job as the owner, granting the role the apps connect as', () => {
+    const [job] = plan.jobs;
+    expect(job && localEnv(job, plan.configMaps, local)).toMatchObject({
+      POSTGRES_URL: 'postgres://postgres@127.0.0.1:5432/a2a_drill',
+      SCHEMA_RUNTIME_ROLE: 'a2a_runtime',
+    });
+  });
+
+  it("leaves out what the local stand-ins do not speak (the relay's Kafka TLS)", () => {
+    const relay = localEnv(deployment('a2a-relay'), plan.configMaps, local);
+    expect(relay).not.toHaveProperty('KAFKA_TLS');
+    expect(relay).not.toHaveProperty('KAFKA_TLS_CA_FILE');
+    expect(relay).toMatchObject({ KAFKA_SASL_PASSWORD: 'relay-secret' });
+  });
+
+  it('expands $(VAR) references to variables defined before, as the kubelet does', () => {
+    expect(expand('a=$(A),b=$(B),$$(A)', { A: '1' })).toBe('a=1,b=$(B),$(A)');
   });
 
   it('leaves out an optional Secret it has no value for, and refuses a required one', () => {
@@ -75,7 +106,7 @@ describe('the drill reads the production overlay as a cluster would run it', () 
     expect(admin).not.toHaveProperty('ADMIN_BOOTSTRAP_TOKEN');
     expect(() =>
       localEnv(deployment('a2a-relay'), plan.configMaps, { ...local, secrets: {} }),
-    ).toThrow(/Secret a2a-postgres-app key uri/);
+    ).toThrow(/no local value for Secret/);
   });
 
   it('follows a Service port to the container port of the pods it selects', () => {
