@@ -19,7 +19,7 @@ import { Redis } from 'ioredis';
 import { Kafka, logLevel } from 'kafkajs';
 import { generateKeyPairSync, randomBytes } from 'node:crypto';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { hostname, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Pool } from 'pg';
@@ -99,11 +99,22 @@ async function main(): Promise<number> {
   const { REDIS_URL } = loadConfig(pushDispatcherSchema.pick({ REDIS_URL: true }));
   const topic = `a2a.task-events.v1.drill-${id}`;
   const queuePrefix = `a2a-push-drill-${id}`;
+  // The role the apps connect as (a cluster's a2a_runtime): nothing but what the migrations Job grants it.
+  const runtimeRole = `a2a_runtime_drill_${id}`;
+  const runtimeUrl = new URL(databaseUrl.toString());
+  runtimeUrl.username = runtimeRole;
+  runtimeUrl.password = '';
+  await createRole(postgres.toString(), runtimeRole);
 
   // The Secrets, as the cluster would hold them; Secret volumes become folders of files.
   const secretsDir = mkdtempSync(join(tmpdir(), 'a2a-drill-'));
   const secrets: Record<string, Record<string, string>> = {
     'a2a-postgres-app': { uri: databaseUrl.toString() },
+    'a2a-postgres-runtime': { uri: runtimeUrl.toString(), username: runtimeRole, password: '' },
+    // The local broker speaks plaintext without SASL: the Kafka TLS and SCRAM settings are left out below.
+    'a2a-relay': { password: 'unused-here' },
+    'a2a-push-dispatcher': { password: 'unused-here' },
+    'a2a-kafka-cluster-ca-cert': { 'ca.crt': '' },
     'a2a-redis': { url: REDIS_URL },
     'a2a-admin': { 'bootstrap-token': adminToken },
     'a2a-upstream': { UPSTREAM_SECRETS_KEY: randomBytes(32).toString('base64') },
@@ -131,11 +142,21 @@ async function main(): Promise<number> {
       secretDirs,
       configOverrides: {
         KAFKA_BROKERS,
-        // This run's own topic and queue keys on the shared local broker and Redis.
+        // This run's own topic, consumer group and queue keys on the shared local broker and Redis.
         TASK_EVENTS_TOPIC: topic,
+        PUSH_CONSUMER_GROUP: `push-dispatcher-drill-${id}`,
         PUSH_QUEUE_PREFIX: queuePrefix,
+        SCHEMA_RUNTIME_ROLE: runtimeRole,
       },
-      extraEnv: { NO_COLOR: '1', PUSH_CONSUMER_GROUP: `push-dispatcher-drill-${id}` },
+      unset: [
+        'KAFKA_TLS',
+        'KAFKA_TLS_CA_FILE',
+        'KAFKA_SASL_MECHANISM',
+        'KAFKA_SASL_USERNAME',
+        'KAFKA_SASL_PASSWORD',
+      ],
+      podFields: { 'metadata.namespace': 'a2a', 'spec.nodeName': hostname() },
+      extraEnv: { NO_COLOR: '1' },
     },
     root,
   );
@@ -144,19 +165,31 @@ async function main(): Promise<number> {
   const kills: string[] = [];
   let load: DrillLoad | null = null;
   try {
-    log(`database ${database}, topic ${topic}, tenant ${tenant}`);
+    log(`database ${database}, topic ${topic}, tenant ${tenant}, apps as ${runtimeRole}`);
+    // A first install as `kubectl apply -k` makes it: the Deployments start with the Job, before the
+    // database even exists. Every replica must wait for its schema, unready, until the Job has run.
+    for (const replica of cluster.all()) {
+      replica.start();
+    }
+    const waited = await waitingForSchema(cluster.all());
+    const readyBeforeJob = cluster
+      .all()
+      .filter((replica) => replica.ready)
+      .map((replica) => replica.name);
+    log(`waiting for the schema before the Job: ${waited.join(', ')}`);
     const jobStarted = Date.now();
     const jobExit = await cluster.runJob('a2a-migrate');
-    const migrations = { exitCode: jobExit, ms: Date.now() - jobStarted };
+    const migrations = {
+      exitCode: jobExit,
+      ms: Date.now() - jobStarted,
+      waitedForSchema: waited,
+      readyBeforeJob,
+    };
     log(`migrations Job: exit ${jobExit} in ${migrations.ms} ms`);
     if (jobExit !== 0) {
       throw new Error('the migrations Job failed');
     }
     await seed(databaseUrl.toString(), tenant, apiKey, workerSecret);
-
-    for (const replica of cluster.all()) {
-      replica.start();
-    }
     await Promise.all(cluster.all().map((replica) => replica.waitReady(READY_TIMEOUT_MS)));
     log(
       `ready: ${cluster
@@ -231,8 +264,43 @@ async function main(): Promise<number> {
     await load?.stop();
     await Promise.all([...workers.map((w) => w.stop()), ...cluster.all().map((r) => r.stop())]);
     await cleanUp(postgres.toString(), database, KAFKA_BROKERS, topic, REDIS_URL, queuePrefix);
+    await dropRole(postgres.toString(), runtimeRole);
     rmSync(secretsDir, { recursive: true, force: true });
   }
+}
+
+/**
+ * Waits until every replica's ops listener says it waits for the schema (503, `waitingFor: schema…`), probing
+ * a few times over at least two readiness periods; returns the names of those that did. One that never
+ * says so within the deadline is left out (the report then names the rule it broke).
+ */
+async function waitingForSchema(replicas: Replica[]): Promise<string[]> {
+  const seen = new Set<string>();
+  const deadline = Date.now() + READY_TIMEOUT_MS;
+  const settled = Date.now() + 2 * 5_000;
+  while (Date.now() < deadline && (seen.size < replicas.length || Date.now() < settled)) {
+    for (const replica of replicas) {
+      const answer = await fetch(`http://127.0.0.1:${replica.port(OPS_PORT)}/readyz`)
+        .then(async (reply) => ({ status: reply.status, body: await reply.text() }))
+        .catch(() => null);
+      if (answer?.status === 503 && /"waitingFor":"schema/.test(answer.body)) {
+        seen.add(replica.name);
+      }
+    }
+    await sleep(500);
+  }
+  return replicas.filter((replica) => seen.has(replica.name)).map((replica) => replica.name);
+}
+
+async function createRole(adminUrl: string, role: string): Promise<void> {
+  const pool = new Pool({ connectionString: adminUrl, max: 1 });
+  await pool.query(`CREATE ROLE "${role}" LOGIN`).finally(() => pool.end());
+}
+
+/** After its database is dropped, the role holds nothing any more. */
+async function dropRole(adminUrl: string, role: string): Promise<void> {
+  const pool = new Pool({ connectionString: adminUrl, max: 1 });
+  await pool.query(`DROP ROLE IF EXISTS "${role}"`).finally(() => pool.end());
 }
 
 async function seed(url: string, tenant: string, apiKey: string, workerSecret: string) {

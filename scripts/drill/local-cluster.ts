@@ -75,7 +75,12 @@ export class LocalCluster implements Endpoints {
             new Replica(
               `${deployment.workload}-${i}`,
               deployment,
-              cluster.env(deployment, { ...values, localPorts, resolveService }),
+              cluster.env(deployment, {
+                ...values,
+                localPorts,
+                resolveService,
+                podFields: { ...values.podFields, 'metadata.name': `${deployment.workload}-${i}` },
+              }),
               localPorts,
               repoRoot,
               (event) => cluster.events.push(event),
@@ -96,6 +101,7 @@ export class LocalCluster implements Endpoints {
       ...this.values,
       localPorts: new Map(),
       resolveService: () => null,
+      podFields: { ...this.values.podFields, 'metadata.name': name },
     });
     const pod = new Replica(name, job, env, new Map(), this.repoRoot, (event) =>
       this.events.push(event),

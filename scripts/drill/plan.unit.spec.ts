@@ -130,7 +130,12 @@ describe('the drill judges streams and rules', () => {
 
   it('fails on an error that is not retryable, a lost task or a late shutdown', () => {
     const passing: DrillResult = {
-      migrations: { exitCode: 0, ms: 300 },
+      migrations: {
+        exitCode: 0,
+        ms: 300,
+        waitedForSchema: ['a2a-ingress-0', 'a2a-ingress-1'],
+        readyBeforeJob: [],
+      },
       replicas: { 'a2a-ingress': 2 },
       sent: 10,
       adminCalls: 2,
@@ -160,6 +165,11 @@ describe('the drill judges streams and rules', () => {
     expect(
       brokenRules({
         ...passing,
+        migrations: {
+          ...passing.migrations,
+          waitedForSchema: ['a2a-ingress-0'],
+          readyBeforeJob: ['a2a-ingress-1'],
+        },
         errors: [{ at: 0, kind: 'ECONNREFUSED from a live replica', allowed: false, detail: '' }],
         lost: [{ taskId: 't', how: 'SendMessage', state: 'TASK_STATE_WORKING' }],
         shutdowns: [
@@ -174,6 +184,8 @@ describe('the drill judges streams and rules', () => {
         ],
       }),
     ).toEqual([
+      '1 replicas did not say they wait for the schema before the migrations Job',
+      '1 replicas were ready before the migrations Job ran: a2a-ingress-1',
       '1 client-visible errors that are not retryable',
       '1 tasks lost',
       '1 replicas did not exit 0 within terminationGracePeriodSeconds',

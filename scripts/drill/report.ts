@@ -3,7 +3,14 @@ import type { ReplicaEvent, Shutdown } from './replica';
 
 /** Everything the drill measured, for the verdict and the printout. */
 export interface DrillResult {
-  migrations: { exitCode: number | null; ms: number };
+  migrations: {
+    exitCode: number | null;
+    ms: number;
+    /** The replicas seen waiting for their schema before the Job ran. */
+    waitedForSchema: string[];
+    /** The replicas that were ready before the Job ran (none may be). */
+    readyBeforeJob: string[];
+  };
   replicas: Record<string, number>;
   sent: number;
   adminCalls: number;
@@ -46,6 +53,15 @@ export function brokenRules(result: DrillResult): string[] {
     }
   };
   rule(result.migrations.exitCode === 0, `the migrations Job exited ${result.migrations.exitCode}`);
+  const replicaCount = Object.values(result.replicas).reduce((n, r) => n + r, 0);
+  rule(
+    result.migrations.waitedForSchema.length === replicaCount,
+    `${replicaCount - result.migrations.waitedForSchema.length} replicas did not say they wait for the schema before the migrations Job`,
+  );
+  rule(
+    result.migrations.readyBeforeJob.length === 0,
+    `${result.migrations.readyBeforeJob.length} replicas were ready before the migrations Job ran: ${result.migrations.readyBeforeJob.join(', ')}`,
+  );
   const disallowed = result.errors.filter((e) => !e.allowed);
   rule(
     disallowed.length === 0,
@@ -83,6 +99,7 @@ export function formatReport(result: DrillResult): string {
   const lines: string[] = [];
   const streams = result.streams;
   lines.push(
+    `before the Job: ${result.migrations.waitedForSchema.length} replicas waited for their schema, unready; ${result.migrations.readyBeforeJob.length} ready`,
     `migrations Job a2a-migrate: exit ${result.migrations.exitCode} in ${seconds(result.migrations.ms)}`,
     `replicas: ${Object.entries(result.replicas)
       .map(([name, n]) => `${name} ${n}`)
