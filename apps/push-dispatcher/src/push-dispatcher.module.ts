@@ -1,4 +1,6 @@
 import {
+  kafkaClientRules,
+  kafkaClientSchema,
   loadConfig,
   postgresSchema,
   pushDispatcherSchema,
@@ -21,8 +23,10 @@ import { PUSH_CONFIG, PUSH_PG_POOL, PUSH_SIGNING_KEY } from './tokens';
 export function pushDispatcherConfigFromEnv(): PushDispatcherConfig {
   return loadConfig(
     postgresSchema
-      .merge(relaySchema.pick({ KAFKA_BROKERS: true, TASK_EVENTS_TOPIC: true }))
-      .merge(pushDispatcherSchema),
+      .merge(kafkaClientSchema)
+      .merge(relaySchema.pick({ TASK_EVENTS_TOPIC: true }))
+      .merge(pushDispatcherSchema)
+      .superRefine(kafkaClientRules),
   );
 }
 

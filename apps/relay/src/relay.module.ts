@@ -1,4 +1,10 @@
-import { loadConfig, postgresSchema, relaySchema, type RelayConfig } from '@lib/config';
+import {
+  kafkaClientRules,
+  loadConfig,
+  postgresSchema,
+  relaySchema,
+  type RelayConfig,
+} from '@lib/config';
 import { createPool } from '@lib/event-store';
 import { closedLast, ObservabilityModule, OpsModule } from '@lib/observability';
 import { Logger, Module, type DynamicModule } from '@nestjs/common';
@@ -9,7 +15,7 @@ import { TaskEventPublisher } from './task-event-publisher';
 import { RELAY_CONFIG, RELAY_PG_POOL } from './tokens';
 
 export function relayConfigFromEnv(): RelayConfig {
-  return loadConfig(postgresSchema.merge(relaySchema));
+  return loadConfig(postgresSchema.merge(relaySchema).superRefine(kafkaClientRules));
 }
 
 /** Composition root of the relay: the committed log → the Kafka task-event feed. */
