@@ -1,7 +1,16 @@
-import { describe, expect, it } from 'vitest';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
 import { kafkaClientRules, kafkaClientSchema, loadConfig, platformSchema } from './config';
 
 const kafkaClient = kafkaClientSchema.superRefine(kafkaClientRules);
+const dir = mkdtempSync(join(tmpdir(), 'kafka-client-config-'));
+/** A file that exists: the file variables are read when the configuration is loaded. */
+const secretFile = join(dir, 'password');
+writeFileSync(secretFile, 's3cret');
+
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
 describe('kafkaClientSchema', () => {
   it('is plaintext without SASL by default', () => {
@@ -25,7 +34,7 @@ describe('kafkaClientSchema', () => {
     const env = {
       KAFKA_SASL_MECHANISM: 'scram-sha-256',
       KAFKA_SASL_USERNAME: 'relay',
-      KAFKA_SASL_PASSWORD_FILE: '/var/run/secrets/kafka/password',
+      KAFKA_SASL_PASSWORD_FILE: secretFile,
     };
     expect(loadConfig(kafkaClient, env)).toMatchObject(env);
   });
@@ -39,7 +48,7 @@ describe('kafkaClientSchema', () => {
       ],
     ],
     [
-      { KAFKA_SASL_USERNAME: 'relay', KAFKA_SASL_PASSWORD_FILE: '/secret' },
+      { KAFKA_SASL_USERNAME: 'relay', KAFKA_SASL_PASSWORD_FILE: secretFile },
       ['KAFKA_SASL_MECHANISM: required with KAFKA_SASL_USERNAME and KAFKA_SASL_PASSWORD_FILE ('],
     ],
     [
@@ -60,7 +69,7 @@ describe('kafkaClientSchema', () => {
         KAFKA_SASL_MECHANISM: 'scram-sha-512',
         KAFKA_SASL_USERNAME: 'relay',
         KAFKA_SASL_PASSWORD: 's3cret',
-        KAFKA_SASL_PASSWORD_FILE: '/secret',
+        KAFKA_SASL_PASSWORD_FILE: secretFile,
       }),
     );
     expect(error).toContain(
@@ -81,10 +90,20 @@ describe('kafkaClientSchema', () => {
     );
   });
 
+  it('refuses a CA file or a password file it cannot read, naming the path', () => {
+    const missing = join(dir, 'absent');
+    expect(() => loadConfig(kafkaClient, { KAFKA_TLS_CA_FILE: missing })).toThrow(
+      `KAFKA_TLS_CA_FILE: cannot read ${missing} (ENOENT)`,
+    );
+    expect(() => loadConfig(kafkaClient, { KAFKA_SASL_PASSWORD_FILE: dir })).toThrow(
+      `KAFKA_SASL_PASSWORD_FILE: cannot read ${dir} (EISDIR)`,
+    );
+  });
+
   it('keeps a CA file and KAFKA_TLS as given (the CA file implies TLS where the client is built)', () => {
-    expect(loadConfig(kafkaClient, { KAFKA_TLS_CA_FILE: '/ca.crt' })).toMatchObject({
+    expect(loadConfig(kafkaClient, { KAFKA_TLS_CA_FILE: secretFile })).toMatchObject({
       KAFKA_TLS: false,
-      KAFKA_TLS_CA_FILE: '/ca.crt',
+      KAFKA_TLS_CA_FILE: secretFile,
     });
     expect(loadConfig(kafkaClient, { KAFKA_TLS: 'true' })).toMatchObject({ KAFKA_TLS: true });
   });

@@ -1,3 +1,4 @@
+import { readFileSync } from 'node:fs';
 import { isIP } from 'node:net';
 import { hostname } from 'node:os';
 import { z } from 'zod';
@@ -100,6 +101,23 @@ export const ingressSchema = z.object({
   STREAM_STALL_MS: z.coerce.number().int().positive().default(10_000),
 });
 
+/**
+ * A file the process reads at start (a CA bundle, a mounted Secret): tried when the configuration is loaded,
+ * so that a wrong path stops the process before it waits for anything else. The error names the path and why,
+ * never the content.
+ */
+const readableFile = z
+  .string()
+  .min(1)
+  .superRefine((path, ctx) => {
+    try {
+      readFileSync(path);
+    } catch (error) {
+      const reason = (error as NodeJS.ErrnoException).code ?? String(error);
+      ctx.addIssue({ code: z.ZodIssueCode.custom, message: `cannot read ${path} (${reason})` });
+    }
+  });
+
 /** SASL mechanisms the Kafka clients offer (kafkajs's names; Kafka's upper-case names are accepted too). */
 export const KAFKA_SASL_MECHANISMS = ['plain', 'scram-sha-256', 'scram-sha-512'] as const;
 
@@ -116,9 +134,9 @@ export const kafkaClientSchema = z.object({
   KAFKA_TLS: bool.default('false'),
   /**
    * PEM file of the CAs that sign the brokers' certificates (Strimzi: the cluster CA's `ca.crt`), trusted
-   * instead of Node's; setting it implies KAFKA_TLS. Read at start: a file that cannot be read stops it.
+   * instead of Node's; setting it implies KAFKA_TLS. A file that cannot be read stops the start.
    */
-  KAFKA_TLS_CA_FILE: z.string().min(1).optional(),
+  KAFKA_TLS_CA_FILE: readableFile.optional(),
   /** SASL mechanism; SASL needs it, KAFKA_SASL_USERNAME and a password (inline or a file), or none of them. */
   KAFKA_SASL_MECHANISM: z
     .string()
@@ -131,9 +149,9 @@ export const kafkaClientSchema = z.object({
   KAFKA_SASL_PASSWORD: z.string().min(1).optional(),
   /**
    * A file holding the SASL password, e.g. a mounted Secret (Strimzi's KafkaUser Secret, key `password`).
-   * Read at start; one trailing line break is not part of the password.
+   * One trailing line break is not part of the password; a file that cannot be read stops the start.
    */
-  KAFKA_SASL_PASSWORD_FILE: z.string().min(1).optional(),
+  KAFKA_SASL_PASSWORD_FILE: readableFile.optional(),
 });
 
 /**
