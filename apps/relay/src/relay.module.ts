@@ -14,8 +14,9 @@ import { RelayService } from './relay.service';
 import { TaskEventPublisher } from './task-event-publisher';
 import { RELAY_CONFIG, RELAY_PG_POOL } from './tokens';
 
-export function relayConfigFromEnv(): RelayConfig {
-  return loadConfig(postgresSchema.merge(relaySchema).superRefine(kafkaClientRules));
+/** The relay's configuration from the process's environment, or from `env` (tests). */
+export function relayConfigFromEnv(env?: Record<string, string | undefined>): RelayConfig {
+  return loadConfig(postgresSchema.merge(relaySchema).superRefine(kafkaClientRules), env);
 }
 
 /** Composition root of the relay: the committed log → the Kafka task-event feed. */

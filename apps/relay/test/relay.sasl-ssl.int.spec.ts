@@ -1,20 +1,14 @@
 /**
  * The relay against a broker secured like the production cluster (Strimzi's TLS listener with SCRAM-SHA-512
  * users and ACLs): a private broker of this file (`KafkaBroker` with a SASL_SSL listener, its CA made at
- * start), configured through the same variables and rules as `relayConfigFromEnv`. The topic is read back on
+ * start), configured through environment variables as its main reads them. The topic is read back on
  * the broker's plaintext listener, whose anonymous principal is its super user.
  *
  * It publishes the log over SASL_SSL with the CA file and a password file; a wrong password, a topic its user
  * has no ACL for and a CA that did not sign the broker's certificate each leave the relay running and
  * reporting the broker's refusal (what its readiness check shows), never crashing it.
  */
-import {
-  kafkaClientRules,
-  loadConfig,
-  postgresSchema,
-  relaySchema,
-  type RelayConfig,
-} from '@lib/config';
+import type { RelayConfig } from '@lib/config';
 import { createTestDatabase, KafkaBroker, uniqueTopic, type TestDatabase } from '@lib/testing';
 import {
   AclOperationTypes,
@@ -31,6 +25,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { relayConfigFromEnv } from '../src/relay.module';
 import { startRelay, type InProcessRelay } from './support/relay-app';
 import { newTasks, readLog, waitForCatchUp, writeTransaction } from './support/task-log';
 import { compareTopicToLog, describeComparison, readTopic } from './support/topic';
@@ -50,9 +45,9 @@ const topic = uniqueTopic('relay-sasl-ssl');
 const forbiddenTopic = uniqueTopic('relay-sasl-ssl-forbidden');
 const relays: InProcessRelay[] = [];
 
-/** The relay's configuration from environment variables (undefined: unset), as `relayConfigFromEnv` loads it. */
+/** The relay's configuration from environment variables (undefined: unset), as its main loads it. */
 function relayEnv(env: Record<string, string | undefined>): RelayConfig {
-  return loadConfig(postgresSchema.merge(relaySchema).superRefine(kafkaClientRules), {
+  return relayConfigFromEnv({
     POSTGRES_URL: db.url,
     KAFKA_BROKERS: broker.secureBootstrap,
     KAFKA_TLS_CA_FILE: broker.caFile,

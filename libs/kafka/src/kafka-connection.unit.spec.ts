@@ -85,7 +85,7 @@ describe('kafkaConnection', () => {
   });
 
   it('refuses a password file it cannot read, or an empty one', () => {
-    const sasl = { KAFKA_SASL_MECHANISM: 'plain', KAFKA_SASL_USERNAME: 'relay' };
+    const sasl = { KAFKA_SASL_MECHANISM: 'plain', KAFKA_SASL_USERNAME: 'relay' } as const;
     const missing = join(dir, 'absent-password');
     expect(() => kafkaConnection(settings({ ...sasl, KAFKA_SASL_PASSWORD_FILE: missing }))).toThrow(
       `invalid configuration: KAFKA_SASL_PASSWORD_FILE: cannot read ${missing} (ENOENT)`,
