@@ -90,7 +90,12 @@ describe('kafkaClientSchema', () => {
     );
   });
 
-  it('refuses a CA file or a password file it cannot read, naming the path', () => {
+  it('refuses a CA file or a password file it cannot read, or an empty one, naming the path', () => {
+    const empty = join(dir, 'empty');
+    writeFileSync(empty, '');
+    expect(() => loadConfig(kafkaClient, { KAFKA_TLS_CA_FILE: empty })).toThrow(
+      `KAFKA_TLS_CA_FILE: ${empty} is empty`,
+    );
     const missing = join(dir, 'absent');
     expect(() => loadConfig(kafkaClient, { KAFKA_TLS_CA_FILE: missing })).toThrow(
       `KAFKA_TLS_CA_FILE: cannot read ${missing} (ENOENT)`,

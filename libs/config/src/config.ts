@@ -102,19 +102,22 @@ export const ingressSchema = z.object({
 });
 
 /**
- * A file the process reads at start (a CA bundle, a mounted Secret): tried when the configuration is loaded,
- * so that a wrong path stops the process before it waits for anything else. The error names the path and why,
- * never the content.
+ * A file the process reads at start (a CA bundle, a mounted Secret): read once when the configuration is
+ * loaded, so that a wrong path or an empty file stops the process before it waits for anything else. The
+ * error names the path and why, never the content.
  */
 const readableFile = z
   .string()
   .min(1)
   .superRefine((path, ctx) => {
+    let problem: string | undefined;
     try {
-      readFileSync(path);
+      problem = readFileSync(path).length === 0 ? `${path} is empty` : undefined;
     } catch (error) {
-      const reason = (error as NodeJS.ErrnoException).code ?? String(error);
-      ctx.addIssue({ code: z.ZodIssueCode.custom, message: `cannot read ${path} (${reason})` });
+      problem = `cannot read ${path} (${(error as NodeJS.ErrnoException).code ?? String(error)})`;
+    }
+    if (problem) {
+      ctx.addIssue({ code: z.ZodIssueCode.custom, message: problem });
     }
   });
 
