@@ -96,6 +96,9 @@ describe('kafkaClientSchema', () => {
     expect(() => loadConfig(kafkaClient, { KAFKA_TLS_CA_FILE: empty })).toThrow(
       `KAFKA_TLS_CA_FILE: ${empty} is empty`,
     );
+    expect(captured(() => loadConfig(kafkaClient, { KAFKA_TLS_CA_FILE: '' }))).toBe(
+      'Error: invalid configuration: KAFKA_TLS_CA_FILE: String must contain at least 1 character(s)',
+    );
     const missing = join(dir, 'absent');
     expect(() => loadConfig(kafkaClient, { KAFKA_TLS_CA_FILE: missing })).toThrow(
       `KAFKA_TLS_CA_FILE: cannot read ${missing} (ENOENT)`,

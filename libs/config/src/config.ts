@@ -109,17 +109,20 @@ export const ingressSchema = z.object({
 const readableFile = z
   .string()
   .min(1)
-  .superRefine((path, ctx) => {
-    let problem: string | undefined;
-    try {
-      problem = readFileSync(path).length === 0 ? `${path} is empty` : undefined;
-    } catch (error) {
-      problem = `cannot read ${path} (${(error as NodeJS.ErrnoException).code ?? String(error)})`;
-    }
-    if (problem) {
-      ctx.addIssue({ code: z.ZodIssueCode.custom, message: problem });
-    }
-  });
+  // Piped: an empty value is one problem, not also a file that cannot be read.
+  .pipe(
+    z.string().superRefine((path, ctx) => {
+      let problem: string | undefined;
+      try {
+        problem = readFileSync(path).length === 0 ? `${path} is empty` : undefined;
+      } catch (error) {
+        problem = `cannot read ${path} (${(error as NodeJS.ErrnoException).code ?? String(error)})`;
+      }
+      if (problem) {
+        ctx.addIssue({ code: z.ZodIssueCode.custom, message: problem });
+      }
+    }),
+  );
 
 /** SASL mechanisms the Kafka clients offer (kafkajs's names; Kafka's upper-case names are accepted too). */
 export const KAFKA_SASL_MECHANISMS = ['plain', 'scram-sha-256', 'scram-sha-512'] as const;
