@@ -25,6 +25,14 @@
 #   KAFKA_SMOKE           1 (default): after a fresh start, also run scripts/kafka/smoke.mjs when the Node
 #                         client is installed; 0 skips it
 #   KAFKA_MVN_ARGS        extra Maven arguments, e.g. -Dmaven.repo.local=/tmp/m2
+#   KAFKA_SASL_SSL_PORT   also listen here with SASL_SSL and SCRAM-SHA-512, the listener of a secured cluster
+#                         (Strimzi's TLS listener with SCRAM users): its certificate, for 127.0.0.1, is signed by
+#                         a CA made with openssl on the first start ($KAFKA_STATE_DIR/tls/ca.crt is what clients
+#                         trust), and ACLs are enforced (StandardAuthorizer). The plaintext and controller
+#                         listeners stay unauthenticated: their principal, User:ANONYMOUS, is a super user that
+#                         creates topics and ACLs. Unset (the default): the broker has no other listener.
+#   KAFKA_SCRAM_USERS     with KAFKA_SASL_SSL_PORT: SCRAM-SHA-512 users as space-separated name:password pairs,
+#                         stored when the storage is formatted (the first start of a data dir)
 # Everything except the jar cache lives under the state dir (<repo>/.kafka/ by default, gitignored).
 set -euo pipefail
 
@@ -41,6 +49,7 @@ KAFKA_VERSION="$(sed -n 's:.*<kafka.version>\(.*\)</kafka.version>.*:\1:p' "$POM
 HOST=127.0.0.1
 PORT="${KAFKA_PORT:-9092}"
 CONTROLLER_PORT="${KAFKA_CONTROLLER_PORT:-9093}"
+SASL_SSL_PORT="${KAFKA_SASL_SSL_PORT:-}"
 CACHE_DIR="${KAFKA_CACHE_DIR:-${HOME:-$REPO_DIR/.kafka}/.cache/a2a-platform/kafka-$KAFKA_VERSION}"
 LIBS_DIR="$CACHE_DIR/libs"
 DEFAULT_STATE_DIR="$REPO_DIR/.kafka"
@@ -52,6 +61,7 @@ LOG_DIR="$STATE_DIR/logs"
 PID_FILE="$STATE_DIR/broker.pid"
 CONFIG="$STATE_DIR/server.properties"
 LOG4J_CONFIG="$STATE_DIR/log4j2.properties"
+TLS_DIR="$STATE_DIR/tls"
 START_TIMEOUT="${KAFKA_START_TIMEOUT:-90}"
 STOP_TIMEOUT="${KAFKA_STOP_TIMEOUT:-30}"
 HEAP_OPTS="${KAFKA_HEAP_OPTS:--Xmx512m -Xms512m}"
@@ -150,17 +160,53 @@ resolve_classpath() {
   log "jars ready ($(find "$LIBS_DIR" -name '*.jar' | wc -l) jars, $((SECONDS - started)) s)"
 }
 
+# The SASL_SSL listener's key material, made once per state dir: a CA of its own and a certificate for $HOST
+# (IP and DNS names) that it signs, in a PKCS12 keystore whose password is kept next to it.
+make_tls() {
+  [[ -f "$TLS_DIR/broker.p12" ]] && return 0
+  command -v openssl >/dev/null || die "openssl not found (KAFKA_SASL_SSL_PORT needs it for the listener's certificate)"
+  local tmp="$TLS_DIR.tmp.$$"
+  rm -rf "$tmp"
+  mkdir -p "$tmp"
+  head -c 18 /dev/urandom | base64 | tr -d '+/=\n' >"$tmp/keystore.password"
+  {
+    openssl req -x509 -newkey rsa:2048 -nodes -days 30 -subj "/CN=a2a-platform test Kafka CA" \
+      -addext basicConstraints=critical,CA:TRUE -addext keyUsage=critical,keyCertSign,cRLSign \
+      -keyout "$tmp/ca.key" -out "$tmp/ca.crt" &&
+      openssl req -newkey rsa:2048 -nodes -subj "/CN=$HOST" -keyout "$tmp/broker.key" -out "$tmp/broker.csr" &&
+      printf 'subjectAltName=IP:%s,DNS:localhost\nextendedKeyUsage=serverAuth\n' "$HOST" >"$tmp/broker.ext" &&
+      openssl x509 -req -days 30 -in "$tmp/broker.csr" -CA "$tmp/ca.crt" -CAkey "$tmp/ca.key" \
+        -CAcreateserial -extfile "$tmp/broker.ext" -out "$tmp/broker.crt" &&
+      openssl pkcs12 -export -name broker -in "$tmp/broker.crt" -inkey "$tmp/broker.key" \
+        -certfile "$tmp/ca.crt" -passout "file:$tmp/keystore.password" -out "$tmp/broker.p12"
+  } >"$LOG_DIR/tls.log" 2>&1 || {
+    cat "$LOG_DIR/tls.log" >&2
+    rm -rf "$tmp"
+    die "making the SASL_SSL listener's certificate failed"
+  }
+  rm -rf "$TLS_DIR"
+  mv "$tmp" "$TLS_DIR"
+  log "SASL_SSL listener: certificate for $HOST signed by the CA $TLS_DIR/ca.crt"
+}
+
 write_config() {
   mkdir -p "$STATE_DIR" "$DATA_DIR" "$LOG_DIR"
+  local listeners="PLAINTEXT://$HOST:$PORT,CONTROLLER://$HOST:$CONTROLLER_PORT"
+  local advertised="PLAINTEXT://$HOST:$PORT" protocols="PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT"
+  if [[ -n "$SASL_SSL_PORT" ]]; then
+    listeners+=",SECURE://$HOST:$SASL_SSL_PORT"
+    advertised+=",SECURE://$HOST:$SASL_SSL_PORT"
+    protocols+=",SECURE:SASL_SSL"
+  fi
   cat >"$CONFIG" <<EOF
 # Written by scripts/kafka/broker.sh on every start; edit the script, not this file.
 # Single-node KRaft cluster: this process is both broker and controller.
 process.roles=broker,controller
 node.id=1
 controller.quorum.voters=1@$HOST:$CONTROLLER_PORT
-listeners=PLAINTEXT://$HOST:$PORT,CONTROLLER://$HOST:$CONTROLLER_PORT
-advertised.listeners=PLAINTEXT://$HOST:$PORT
-listener.security.protocol.map=PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT
+listeners=$listeners
+advertised.listeners=$advertised
+listener.security.protocol.map=$protocols
 inter.broker.listener.name=PLAINTEXT
 controller.listener.names=CONTROLLER
 log.dirs=$DATA_DIR
@@ -182,6 +228,20 @@ log.segment.bytes=67108864
 num.network.threads=2
 num.io.threads=4
 EOF
+  if [[ -n "$SASL_SSL_PORT" ]]; then
+    make_tls
+    cat >>"$CONFIG" <<EOF
+# KAFKA_SASL_SSL_PORT: clients of the SECURE listener log in with SCRAM-SHA-512 over TLS and need ACLs; the
+# plaintext and controller listeners' anonymous principal (this broker itself, test administration) does not.
+listener.name.secure.sasl.enabled.mechanisms=SCRAM-SHA-512
+listener.name.secure.scram-sha-512.sasl.jaas.config=org.apache.kafka.common.security.scram.ScramLoginModule required;
+listener.name.secure.ssl.keystore.type=PKCS12
+listener.name.secure.ssl.keystore.location=$TLS_DIR/broker.p12
+listener.name.secure.ssl.keystore.password=$(cat "$TLS_DIR/keystore.password")
+authorizer.class.name=org.apache.kafka.metadata.authorizer.StandardAuthorizer
+super.users=User:ANONYMOUS
+EOF
+  fi
   cat >"$LOG4J_CONFIG" <<EOF
 # Written by scripts/kafka/broker.sh on every start.
 status = warn
@@ -216,10 +276,19 @@ format_storage() {
   while [[ ${#cluster_id} != 22 || "$cluster_id" == -* ]]; do
     cluster_id="$(head -c 16 /dev/urandom | base64 | tr '+/' '-_' | tr -d '=\n')"
   done
+  # SCRAM credentials are metadata records: in KRaft they are written with the storage, before the first start.
+  local scram=() user
+  if [[ -n "$SASL_SSL_PORT" ]]; then
+    # shellcheck disable=SC2086 # a list of words on purpose
+    for user in ${KAFKA_SCRAM_USERS:-}; do
+      [[ "$user" == ?*:?* ]] || die "KAFKA_SCRAM_USERS: '${user%%:*}…' is not name:password"
+      scram+=(--add-scram "SCRAM-SHA-512=[name=${user%%:*},password=${user#*:}]")
+    done
+  fi
   log "formatting KRaft storage in $DATA_DIR (cluster id $cluster_id)"
   "$java" -Xmx256m -Dlog4j2.configurationFile="$LOG4J_CONFIG" -cp "$LIBS_DIR/*" \
     kafka.tools.StorageTool format --config "$CONFIG" --cluster-id "$cluster_id" --ignore-formatted \
-    >"$LOG_DIR/format.log" 2>&1 || {
+    "${scram[@]}" >"$LOG_DIR/format.log" 2>&1 || {
     cat "$LOG_DIR/format.log" >&2
     die "formatting the storage failed"
   }
@@ -287,7 +356,7 @@ wait_ready() { # pid
       rm -f "$PID_FILE"
       die "the broker exited during start-up (logs: $LOG_DIR)"
     fi
-    if port_open "$HOST" "$PORT"; then
+    if port_open "$HOST" "$PORT" && { [[ -z "$SASL_SSL_PORT" ]] || port_open "$HOST" "$SASL_SSL_PORT"; }; then
       local left=$((deadline - SECONDS))
       if metadata_ok $((left < 30 ? (left < 1 ? 1 : left) : 30)) >/dev/null 2>"$LOG_DIR/ready.log"; then
         return 0
@@ -358,6 +427,9 @@ cmd_start() { # [--optional]
   if port_open "$HOST" "$CONTROLLER_PORT"; then
     die "the controller port $HOST:$CONTROLLER_PORT is taken by another program (set KAFKA_CONTROLLER_PORT)"
   fi
+  if [[ -n "$SASL_SSL_PORT" ]] && port_open "$HOST" "$SASL_SSL_PORT"; then
+    die "the SASL_SSL port $HOST:$SASL_SSL_PORT is taken by another program (set KAFKA_SASL_SSL_PORT)"
+  fi
   rm -f "$PID_FILE"
   resolve_classpath
   compile_probe
@@ -368,7 +440,7 @@ cmd_start() { # [--optional]
   pid="$(cat "$PID_FILE" 2>/dev/null || true)"
   [[ -n "$pid" ]] || die "the broker process did not start (see $LOG_DIR/stdout.log)"
   wait_ready "$pid"
-  log "ready on $HOST:$PORT (pid $pid, $((SECONDS - started)) s)"
+  log "ready on $HOST:$PORT${SASL_SSL_PORT:+ and SASL_SSL $HOST:$SASL_SSL_PORT} (pid $pid, $((SECONDS - started)) s)"
   smoke
 }
 

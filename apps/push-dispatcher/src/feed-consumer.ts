@@ -62,9 +62,8 @@ export class FeedConsumer implements OnApplicationBootstrap, OnModuleDestroy {
     private readonly lanes: LaneQueue,
     private readonly runner: LaneRunner,
   ) {
-    const kafka = createKafka({
+    const kafka = createKafka(config, {
       clientId: 'a2a-push-dispatcher',
-      brokers: config.KAFKA_BROKERS.split(',').map((b) => b.trim()),
       logLevel: logLevel.NOTHING,
       retry: { retries: 8, initialRetryTime: 200, maxRetryTime: 5_000 },
     });

@@ -1,4 +1,6 @@
 import {
+  kafkaClientRules,
+  kafkaClientSchema,
   loadConfig,
   postgresSchema,
   pushDispatcherSchema,
@@ -18,11 +20,17 @@ import { PushDispatcherOps } from './push-dispatcher-ops';
 import { Reconciler } from './reconciler';
 import { PUSH_CONFIG, PUSH_PG_POOL, PUSH_SIGNING_KEY } from './tokens';
 
-export function pushDispatcherConfigFromEnv(): PushDispatcherConfig {
+/** The push dispatcher's configuration from the process's environment, or from `env` (tests). */
+export function pushDispatcherConfigFromEnv(
+  env?: Record<string, string | undefined>,
+): PushDispatcherConfig {
   return loadConfig(
     postgresSchema
-      .merge(relaySchema.pick({ KAFKA_BROKERS: true, TASK_EVENTS_TOPIC: true }))
-      .merge(pushDispatcherSchema),
+      .merge(kafkaClientSchema)
+      .merge(relaySchema.pick({ TASK_EVENTS_TOPIC: true }))
+      .merge(pushDispatcherSchema)
+      .superRefine(kafkaClientRules),
+    env,
   );
 }
 

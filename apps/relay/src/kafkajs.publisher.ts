@@ -17,9 +17,8 @@ export class KafkajsTaskEventPublisher extends TaskEventPublisher {
 
   constructor(@Inject(RELAY_CONFIG) config: RelayConfig) {
     super();
-    this.kafka = createKafka({
+    this.kafka = createKafka(config, {
       clientId: config.KAFKA_CLIENT_ID,
-      brokers: config.KAFKA_BROKERS.split(',').map((b) => b.trim()),
       logLevel: logLevel.ERROR,
       retry: { retries: 8, initialRetryTime: 200, maxRetryTime: 5_000 },
     });

@@ -1,4 +1,10 @@
-import { loadConfig, postgresSchema, relaySchema, type RelayConfig } from '@lib/config';
+import {
+  kafkaClientRules,
+  loadConfig,
+  postgresSchema,
+  relaySchema,
+  type RelayConfig,
+} from '@lib/config';
 import { createPool } from '@lib/event-store';
 import { closedLast, ObservabilityModule, OpsModule } from '@lib/observability';
 import { Logger, Module, type DynamicModule } from '@nestjs/common';
@@ -8,8 +14,9 @@ import { RelayService } from './relay.service';
 import { TaskEventPublisher } from './task-event-publisher';
 import { RELAY_CONFIG, RELAY_PG_POOL } from './tokens';
 
-export function relayConfigFromEnv(): RelayConfig {
-  return loadConfig(postgresSchema.merge(relaySchema));
+/** The relay's configuration from the process's environment, or from `env` (tests). */
+export function relayConfigFromEnv(env?: Record<string, string | undefined>): RelayConfig {
+  return loadConfig(postgresSchema.merge(relaySchema).superRefine(kafkaClientRules), env);
 }
 
 /** Composition root of the relay: the committed log → the Kafka task-event feed. */

@@ -1,3 +1,4 @@
+import { readFileSync } from 'node:fs';
 import { isIP } from 'node:net';
 import { hostname } from 'node:os';
 import { z } from 'zod';
@@ -112,9 +113,101 @@ export const ingressSchema = z.object({
   STREAM_STALL_MS: z.coerce.number().int().positive().default(10_000),
 });
 
-/** The relay: the committed log to Kafka. */
-export const relaySchema = z.object({
+/**
+ * A file the process reads at start (a CA bundle, a mounted Secret): read once when the configuration is
+ * loaded, so that a wrong path or an empty file stops the process before it waits for anything else. The
+ * error names the path and why, never the content.
+ */
+const readableFile = z
+  .string()
+  .min(1)
+  // Piped: an empty value is one problem, not also a file that cannot be read.
+  .pipe(
+    z.string().superRefine((path, ctx) => {
+      let problem: string | undefined;
+      try {
+        problem = readFileSync(path).length === 0 ? `${path} is empty` : undefined;
+      } catch (error) {
+        problem = `cannot read ${path} (${(error as NodeJS.ErrnoException).code ?? String(error)})`;
+      }
+      if (problem) {
+        ctx.addIssue({ code: z.ZodIssueCode.custom, message: problem });
+      }
+    }),
+  );
+
+/** SASL mechanisms the Kafka clients offer (kafkajs's names; Kafka's upper-case names are accepted too). */
+export const KAFKA_SASL_MECHANISMS = ['plain', 'scram-sha-256', 'scram-sha-512'] as const;
+
+/**
+ * How every Kafka client of the platform reaches the brokers (the relay, the push dispatcher, the standalone
+ * process that hosts them): plaintext by default; TLS and SASL for a secured cluster, such as Strimzi's TLS
+ * listener with SCRAM-SHA-512 users. Schemas that include it check it with {@link kafkaClientRules};
+ * `@lib/kafka`'s `createKafka` turns it into kafkajs's options.
+ */
+export const kafkaClientSchema = z.object({
+  /** Comma-separated `host:port` list of the bootstrap brokers. */
   KAFKA_BROKERS: z.string().default('127.0.0.1:9092'),
+  /** Connect with TLS; the brokers' certificates are checked against Node's CAs, or KAFKA_TLS_CA_FILE's. */
+  KAFKA_TLS: bool.default('false'),
+  /**
+   * PEM file of the CAs that sign the brokers' certificates (Strimzi: the cluster CA's `ca.crt`), trusted
+   * instead of Node's; setting it implies KAFKA_TLS. A file that cannot be read stops the start.
+   */
+  KAFKA_TLS_CA_FILE: readableFile.optional(),
+  /** SASL mechanism; SASL needs it, KAFKA_SASL_USERNAME and a password (inline or a file), or none of them. */
+  KAFKA_SASL_MECHANISM: z
+    .string()
+    .trim()
+    .toLowerCase()
+    .pipe(z.enum(KAFKA_SASL_MECHANISMS))
+    .optional(),
+  KAFKA_SASL_USERNAME: z.string().min(1).optional(),
+  /** The SASL password itself (never logged); or KAFKA_SASL_PASSWORD_FILE. */
+  KAFKA_SASL_PASSWORD: z.string().min(1).optional(),
+  /**
+   * A file holding the SASL password, e.g. a mounted Secret (Strimzi's KafkaUser Secret, key `password`).
+   * One trailing line break is not part of the password; a file that cannot be read stops the start.
+   */
+  KAFKA_SASL_PASSWORD_FILE: readableFile.optional(),
+});
+
+/**
+ * The rules of {@link kafkaClientSchema} across its variables, for `.superRefine` on every schema that
+ * includes it (zod cannot merge an object schema that carries its own refinement): SASL is all or nothing,
+ * and its password comes from one place.
+ */
+export function kafkaClientRules(config: KafkaClientConfig, ctx: z.RefinementCtx): void {
+  const sasl: [name: string, value: string | undefined][] = [
+    ['KAFKA_SASL_MECHANISM', config.KAFKA_SASL_MECHANISM],
+    ['KAFKA_SASL_USERNAME', config.KAFKA_SASL_USERNAME],
+    config.KAFKA_SASL_PASSWORD_FILE !== undefined
+      ? ['KAFKA_SASL_PASSWORD_FILE', config.KAFKA_SASL_PASSWORD_FILE]
+      : config.KAFKA_SASL_PASSWORD !== undefined
+        ? ['KAFKA_SASL_PASSWORD', config.KAFKA_SASL_PASSWORD]
+        : ['KAFKA_SASL_PASSWORD or KAFKA_SASL_PASSWORD_FILE', undefined],
+  ];
+  const set = sasl.filter(([, value]) => value !== undefined).map(([name]) => name);
+  if (set.length > 0 && set.length < sasl.length) {
+    for (const [name] of sasl.filter(([, value]) => value === undefined)) {
+      ctx.addIssue({
+        code: z.ZodIssueCode.custom,
+        path: [name],
+        message: `required with ${set.join(' and ')} (SASL takes a mechanism, a user name and a password, or none of them)`,
+      });
+    }
+  }
+  if (config.KAFKA_SASL_PASSWORD !== undefined && config.KAFKA_SASL_PASSWORD_FILE !== undefined) {
+    ctx.addIssue({
+      code: z.ZodIssueCode.custom,
+      path: ['KAFKA_SASL_PASSWORD_FILE'],
+      message: 'set KAFKA_SASL_PASSWORD or KAFKA_SASL_PASSWORD_FILE, not both',
+    });
+  }
+}
+
+/** The relay: the committed log to Kafka. */
+export const relaySchema = kafkaClientSchema.extend({
   KAFKA_CLIENT_ID: z.string().default('a2a-platform-relay'),
   /** Topic of the public task-event feed (docs/asyncapi.yaml). */
   TASK_EVENTS_TOPIC: z.string().default('a2a.task-events.v1'),
@@ -159,7 +252,8 @@ const tenantAllowlist = z
 
 /**
  * The push dispatcher (ADR 0010): webhook attempts, backoff, timeouts and the SSRF allowlist. The dispatcher
- * composes it with `postgresSchema` and the Kafka keys of `relaySchema` (see PushDispatcherConfig).
+ * composes it with `postgresSchema`, `kafkaClientSchema` and the topic of `relaySchema` (see
+ * PushDispatcherConfig).
  */
 export const pushDispatcherSchema = z.object({
   /** Attempts of one delivery before it is dead (the first included). */
@@ -496,7 +590,8 @@ export const platformSchema = postgresSchema
   .merge(quotaSchema)
   .merge(observabilitySchema)
   .merge(tracingSchema)
-  .merge(standaloneSchema);
+  .merge(standaloneSchema)
+  .superRefine(kafkaClientRules);
 
 export type PostgresConfig = z.infer<typeof postgresSchema>;
 export type TaskServiceConfig = z.infer<typeof taskServiceSchema> & PostgresConfig;
@@ -506,10 +601,12 @@ export type RelayConfig = z.infer<typeof relaySchema> & PostgresConfig;
 export type WorkerConfig = z.infer<typeof workerSchema>;
 export type UpstreamConfig = z.infer<typeof upstreamSchema>;
 export type BridgeConfig = z.infer<typeof bridgeSchema> & UpstreamConfig & PostgresConfig;
-/** Read with `postgresSchema.merge(relaySchema.pick({KAFKA_BROKERS, TASK_EVENTS_TOPIC}))`. */
+export type KafkaClientConfig = z.infer<typeof kafkaClientSchema>;
+/** Read with `postgresSchema.merge(relaySchema.pick({TASK_EVENTS_TOPIC})).merge(kafkaClientSchema)`. */
 export type PushDispatcherConfig = z.infer<typeof pushDispatcherSchema> &
   PostgresConfig &
-  Pick<z.infer<typeof relaySchema>, 'KAFKA_BROKERS' | 'TASK_EVENTS_TOPIC'>;
+  KafkaClientConfig &
+  Pick<z.infer<typeof relaySchema>, 'TASK_EVENTS_TOPIC'>;
 export type QuotaConfig = z.infer<typeof quotaSchema>;
 export type OidcConfig = z.infer<typeof oidcSchema>;
 /**

@@ -1,5 +1,7 @@
+import type { KafkaClientConfig } from '@lib/config';
 import { Kafka, type KafkaConfig } from 'kafkajs';
 import { createRequire } from 'node:module';
+import { kafkaConnection, type KafkaConnection } from './kafka-connection';
 
 /** The part of kafkajs's per-connection request queue that its re-scheduling reads. */
 interface RequestQueueInternals {
@@ -35,8 +37,15 @@ export function stopIdleRequestQueueLoop(): void {
   };
 }
 
-/** A kafkajs client for the platform's producers and consumers: `new Kafka(config)`, without the idle loop. */
-export function createKafka(config: KafkaConfig): Kafka {
+/**
+ * A kafkajs client for the platform's producers and consumers, without the idle loop: the brokers, TLS and
+ * SASL from the Kafka client settings (`kafkaConnection`, which throws on a file it cannot read), the rest
+ * (client id, logging, retries) from `options`.
+ */
+export function createKafka(
+  settings: KafkaClientConfig,
+  options: Omit<KafkaConfig, keyof KafkaConnection>,
+): Kafka {
   stopIdleRequestQueueLoop();
-  return new Kafka(config);
+  return new Kafka({ ...options, ...kafkaConnection(settings) });
 }

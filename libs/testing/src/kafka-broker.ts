@@ -16,11 +16,22 @@ const STOP_TIMEOUT_SECONDS = 30;
 /** The start is retried on fresh ports this often when another process took a free port first. */
 const PORT_ATTEMPTS = 3;
 
+/** A broker listener like a secured cluster's (Strimzi's TLS listener with SCRAM users). */
+export interface SecureListenerOptions {
+  /** The SCRAM-SHA-512 users it knows: name → password. */
+  scramUsers: Readonly<Record<string, string>>;
+}
+
 /**
  * A private single-node Kafka broker for tests that stop, restart or kill it: `scripts/kafka/broker.sh` with a
  * state dir (pid file, config, logs, data) in a temp dir and free ports of its own, so the shared broker on 9092
  * stays untouched. It runs the version pinned in scripts/kafka/pom.xml from the shared jar cache. Callers own
  * its life: `start()` in beforeAll, `destroy()` in afterAll.
+ *
+ * With `secure`, it also has a SASL_SSL listener (SCRAM-SHA-512, a certificate signed by a CA of its own, ACLs
+ * enforced): clients of {@link secureBootstrap} trust {@link caFile} and log in as one of the SCRAM users,
+ * which are allowed only what ACLs grant them; the plaintext listener ({@link bootstrap}) is the super user
+ * that creates topics and ACLs.
  */
 export class KafkaBroker {
   private isRunning = false;
@@ -29,17 +40,20 @@ export class KafkaBroker {
   private constructor(
     /** The temp dir holding the broker's pid file, config, logs and data. */
     readonly stateDir: string,
-    private port: number,
-    private controllerPort: number,
+    private readonly secure: SecureListenerOptions | undefined,
+    private port = 0,
+    private controllerPort = 0,
+    private securePort = 0,
   ) {}
 
-  /** Starts a broker on two free ports; resolves once it answers metadata requests. */
-  static async start(): Promise<KafkaBroker> {
+  /** Starts a broker on free ports; resolves once it answers metadata requests. */
+  static async start(options: { secure?: SecureListenerOptions } = {}): Promise<KafkaBroker> {
     const stateDir = await mkdtemp(join(tmpdir(), 'a2a-kafka-'));
-    const broker = new KafkaBroker(stateDir, 0, 0);
+    const broker = new KafkaBroker(stateDir, options.secure);
     try {
       for (let attempt = 1; ; attempt++) {
-        [broker.port, broker.controllerPort] = await twoFreePorts();
+        // The third is the SASL_SSL listener's (unused without `secure`).
+        [broker.port, broker.controllerPort, broker.securePort] = await threeFreePorts();
         try {
           await broker.startAgain();
           return broker;
@@ -62,6 +76,19 @@ export class KafkaBroker {
   /** The client listener as `host:port`, for a client's `brokers` list. */
   get bootstrap(): string {
     return `127.0.0.1:${this.port}`;
+  }
+
+  /** The SASL_SSL listener as `host:port` (a broker started with `secure` only). */
+  get secureBootstrap(): string {
+    if (!this.secure) {
+      throw new Error('KafkaBroker: started without a secure listener');
+    }
+    return `127.0.0.1:${this.securePort}`;
+  }
+
+  /** The PEM file of the CA that signed the SASL_SSL listener's certificate (made by broker.sh). */
+  get caFile(): string {
+    return join(this.stateDir, 'tls', 'ca.crt');
   }
 
   /** Whether the broker was started and has not been stopped or killed since (as far as this object knows). */
@@ -143,6 +170,11 @@ export class KafkaBroker {
           KAFKA_HEAP_OPTS: '-Xmx384m -Xms384m',
           KAFKA_START_TIMEOUT: String(START_TIMEOUT_SECONDS),
           KAFKA_STOP_TIMEOUT: String(STOP_TIMEOUT_SECONDS),
+          // Set explicitly, like KAFKA_DATA_DIR: an inherited port would give a plain broker a second listener.
+          KAFKA_SASL_SSL_PORT: this.secure ? String(this.securePort) : '',
+          KAFKA_SCRAM_USERS: Object.entries(this.secure?.scramUsers ?? {})
+            .map(([name, password]) => `${name}:${password}`)
+            .join(' '),
         },
         // A first run on a machine also fetches the broker jars with Maven.
         timeout: (START_TIMEOUT_SECONDS + STOP_TIMEOUT_SECONDS + 300) * 1_000,
@@ -159,13 +191,9 @@ export class KafkaBroker {
   }
 }
 
-async function twoFreePorts(): Promise<[number, number]> {
-  const first = await freePort();
-  let second = await freePort();
-  while (second === first) {
-    second = await freePort();
-  }
-  return [first, second];
+/** Three distinct free ports (freePort never hands out a port twice in one process). */
+async function threeFreePorts(): Promise<[number, number, number]> {
+  return [await freePort(), await freePort(), await freePort()];
 }
 
 /**
