@@ -523,9 +523,7 @@ function metricNames(expr: string): string[] {
 /** The metrics an alert may read: the platform's catalogue and Prometheus's own `up`. */
 function knownMetrics(): Set<string> {
   const catalogue = new PlatformMetrics().registry.getMetricsAsArray().map((m) => m.name);
-  // a2a_dependency_up comes with the application side of issue 36 (readiness without dependencies); until
-  // it lands in the catalogue it is allowed by name here.
-  return new Set([...catalogue, 'up', 'a2a_dependency_up']);
+  return new Set([...catalogue, 'up']);
 }
 
 /** GitHub's anchors of a Markdown file's headings (lower case, punctuation dropped, spaces to dashes). */

@@ -43,8 +43,9 @@ export class TaskServiceOps extends OpsRegistrations {
         await stopped;
       }),
       metrics.addSource(async () => {
-        const { queued, leased } = await this.work.depth();
+        const { queued, leased, oldestQueuedSeconds } = await this.work.depth();
         metrics.workQueued.set(queued);
+        metrics.workQueuedOldest.set(oldestQueuedSeconds);
         metrics.leasesHeld.set(leased);
       }),
       metrics.addSource(async () => {

@@ -72,6 +72,27 @@ describe('WorkQueue, as the idle polls read it', () => {
   });
 });
 
+describe('WorkQueue, as its metrics read it', () => {
+  it('counts queued and leased work and how long the oldest queued task has waited', async () => {
+    const { queued, leased, oldestQueuedSeconds } = await queue.depth();
+    expect({ queued, leased }).toEqual({ queued: 1, leased: 4 });
+    // queued-1 has waited since the fixture's 2026-12-01T10:00:00Z.
+    const since = (Date.now() - Date.parse('2026-12-01T10:00:00Z')) / 1_000;
+    expect(oldestQueuedSeconds).toBeGreaterThan(since - 60);
+    expect(oldestQueuedSeconds).toBeLessThan(since + 60);
+    const empty = await createTestDatabase('work_queue_empty');
+    try {
+      await expect(new WorkQueue(empty.pool).depth()).resolves.toEqual({
+        queued: 0,
+        leased: 0,
+        oldestQueuedSeconds: 0,
+      });
+    } finally {
+      await empty.drop();
+    }
+  });
+});
+
 describe('WorkQueue, as operators read it', () => {
   it("gives a queued task's work, and a leased task's lease and cancel deadline", async () => {
     await expect(queue.workOf({ tenantId: ACME, taskId: taskIdOf('queued-1') })).resolves.toEqual({

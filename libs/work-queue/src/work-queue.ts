@@ -230,14 +230,25 @@ export class WorkQueue {
   }
 
   /** The work of every tenant: tasks waiting for a worker, and tasks leased to one (for metrics). */
-  async depth(): Promise<{ queued: number; leased: number }> {
-    const result = await this.pool.query<{ queued: number; leased: number }>({
+  async depth(): Promise<{ queued: number; leased: number; oldestQueuedSeconds: number }> {
+    const result = await this.pool.query<{
+      queued: number;
+      leased: number;
+      oldest_queued_s: number;
+    }>({
       name: 'work-queue.depth',
       text: `SELECT count(*) FILTER (WHERE status = 'queued')::int AS queued,
-                    count(*) FILTER (WHERE status = 'leased')::int AS leased
+                    count(*) FILTER (WHERE status = 'leased')::int AS leased,
+                    COALESCE(EXTRACT(EPOCH FROM now() - min(queued_at) FILTER (WHERE status = 'queued')),
+                             0)::float8 AS oldest_queued_s
                FROM ops.task_work`,
     });
-    return { queued: result.rows[0]?.queued ?? 0, leased: result.rows[0]?.leased ?? 0 };
+    const row = result.rows[0];
+    return {
+      queued: row?.queued ?? 0,
+      leased: row?.leased ?? 0,
+      oldestQueuedSeconds: Math.max(0, row?.oldest_queued_s ?? 0),
+    };
   }
 
   /** The leases the tenant's worker sessions hold (of one agent, when given), by session, soonest to expire first. */

@@ -68,6 +68,12 @@ export class PlatformMetrics {
     registers: [this.registry],
   });
 
+  readonly workQueuedOldest = new Gauge({
+    name: 'a2a_work_queue_oldest_seconds',
+    help: 'How long the task that has waited longest for a worker has waited (0 when none waits)',
+    registers: [this.registry],
+  });
+
   readonly leasesHeld = new Gauge({
     name: 'a2a_leases_held',
     help: 'Tasks leased to a worker (ops.task_work, leased)',
