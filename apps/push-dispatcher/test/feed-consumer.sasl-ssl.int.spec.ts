@@ -6,7 +6,7 @@
  * them. Records are written on the broker's plaintext listener, whose anonymous principal is its super user.
  *
  * With the CA file and its user's password, the consumer joins its group over SASL_SSL and derives a delivery
- * from a record; with a wrong password it is refused, says so, stays out of its group (what its readiness
+ * from a record; with a wrong password it is refused, says so, stays out of its group (what its Kafka dependency
  * check shows) and keeps running.
  */
 import type { PushDispatcherConfig } from '@lib/config';
@@ -14,15 +14,7 @@ import { signingKey } from '@lib/signing';
 import { createTestDatabase, KafkaBroker, uniqueTopic, type TestDatabase } from '@lib/testing';
 import type { INestApplicationContext, LoggerService } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
-import {
-  AclOperationTypes,
-  AclPermissionTypes,
-  AclResourceTypes,
-  Kafka,
-  logLevel,
-  ResourcePatternTypes,
-  type ITopicConfig,
-} from 'kafkajs';
+import { AclOperationTypes, Kafka, logLevel } from 'kafkajs';
 import { generateKeyPairSync, randomBytes, randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { FeedConsumer } from '../src/feed-consumer';
@@ -77,46 +69,22 @@ async function dispatcherWith(env: Record<string, string | undefined>): Promise<
   return app.get(FeedConsumer);
 }
 
-/** Allows `User:<USER>` `operations` on a resource, as a Strimzi KafkaUser's `acls` would. */
-function allow(
-  resourceType: AclResourceTypes,
-  resourceName: string,
-  operations: AclOperationTypes[],
-) {
-  return operations.map((operation) => ({
-    resourceType,
-    resourceName,
-    resourcePatternType: ResourcePatternTypes.LITERAL,
-    principal: `User:${USER}`,
-    host: '*',
-    operation,
-    permissionType: AclPermissionTypes.ALLOW,
-  }));
-}
-
+/** A client of the plaintext listener, whose anonymous user is the broker's super user. */
 function superUser(): Kafka {
   return new Kafka({ brokers: [broker.bootstrap], logLevel: logLevel.NOTHING });
 }
 
 beforeAll(async () => {
   broker = await KafkaBroker.start({ secure: { scramUsers: { [USER]: PASSWORD } } });
-  const admin = superUser().admin();
-  await admin.connect();
-  try {
-    const topics: ITopicConfig[] = [{ topic, numPartitions: 3 }];
-    await admin.createTopics({ topics, waitForLeaders: true });
-    await admin.createAcls({
-      acl: [
-        ...allow(AclResourceTypes.TOPIC, topic, [
-          AclOperationTypes.READ,
-          AclOperationTypes.DESCRIBE,
-        ]),
-        ...allow(AclResourceTypes.GROUP, GROUP, [AclOperationTypes.READ]),
-      ],
-    });
-  } finally {
-    await admin.disconnect();
-  }
+  // What the push dispatcher's KafkaUser is granted (k8s/operators/strimzi/users.yaml).
+  await broker.prepare([topic], USER, [
+    {
+      resource: 'topic',
+      name: topic,
+      operations: [AclOperationTypes.READ, AclOperationTypes.DESCRIBE],
+    },
+    { resource: 'group', name: GROUP, operations: [AclOperationTypes.READ] },
+  ]);
   db = await createTestDatabase('push_sasl_ssl');
 }, BROKER_TIMEOUT_MS);
 

@@ -155,16 +155,18 @@ export class RelayService implements OnApplicationBootstrap, BeforeApplicationSh
     this.logger.log(
       `relaying to ${this.config.TASK_EVENTS_TOPIC} after ${cursor.transactionId}/${cursor.position}`,
     );
-    if (this.failures > 0) {
-      this.logger.log(`relay resumed after ${this.failures} failed attempt(s)`);
-      this.failures = 0;
-    }
     const { RELAY_IDLE_POLL_MS: first, RELAY_IDLE_POLL_MAX_MS: most } = this.config;
     // The pause after a read that found nothing: doubled by each such read in a row, up to the idle maximum.
     let idleMs = first;
     while (!this.stopping) {
       assertLeader();
       const next = await this.relayBatch(client, cursor);
+      if (this.failures > 0) {
+        // Only a round that went through ends the backoff: a broker that accepts the connection and then
+        // refuses every batch (no ACL for the topic) must not be retried ten times a second.
+        this.logger.log(`relay resumed after ${this.failures} failed attempt(s)`);
+        this.failures = 0;
+      }
       if (next === cursor) {
         const woken = await this.pause(idleMs);
         idleMs = woken ? first : Math.min(2 * idleMs, Math.max(first, most));

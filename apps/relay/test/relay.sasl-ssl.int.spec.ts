@@ -6,18 +6,11 @@
  *
  * It publishes the log over SASL_SSL with the CA file and a password file; a wrong password, a topic its user
  * has no ACL for and a CA that did not sign the broker's certificate each leave the relay running and
- * reporting the broker's refusal (what its readiness check shows), never crashing it.
+ * reporting the broker's refusal (what its Kafka dependency check shows), never crashing it.
  */
 import type { RelayConfig } from '@lib/config';
 import { createTestDatabase, KafkaBroker, uniqueTopic, type TestDatabase } from '@lib/testing';
-import {
-  AclOperationTypes,
-  AclPermissionTypes,
-  AclResourceTypes,
-  Kafka,
-  logLevel,
-  ResourcePatternTypes,
-} from 'kafkajs';
+import { AclOperationTypes } from 'kafkajs';
 import { execFile } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
@@ -77,28 +70,14 @@ beforeAll(async () => {
   passwordFile = join(dir, 'password');
   // As a mounted Secret written by hand may be: with a line break at the end.
   await writeFile(passwordFile, `${PASSWORD}\n`);
-  const admin = new Kafka({ brokers: [broker.bootstrap], logLevel: logLevel.NOTHING }).admin();
-  await admin.connect();
-  try {
-    await admin.createTopics({
-      topics: [topic, forbiddenTopic].map((name) => ({ topic: name, numPartitions: 3 })),
-      waitForLeaders: true,
-    });
-    // What a Strimzi KafkaUser of the relay is granted: its topic, nothing else.
-    await admin.createAcls({
-      acl: [AclOperationTypes.WRITE, AclOperationTypes.DESCRIBE].map((operation) => ({
-        resourceType: AclResourceTypes.TOPIC,
-        resourceName: topic,
-        resourcePatternType: ResourcePatternTypes.LITERAL,
-        principal: `User:${USER}`,
-        host: '*',
-        operation,
-        permissionType: AclPermissionTypes.ALLOW,
-      })),
-    });
-  } finally {
-    await admin.disconnect();
-  }
+  // What a Strimzi KafkaUser of the relay is granted: its topic, nothing else.
+  await broker.prepare([topic, forbiddenTopic], USER, [
+    {
+      resource: 'topic',
+      name: topic,
+      operations: [AclOperationTypes.WRITE, AclOperationTypes.DESCRIBE],
+    },
+  ]);
   db = await createTestDatabase('relay_sasl_ssl');
 }, BROKER_TIMEOUT_MS);
 

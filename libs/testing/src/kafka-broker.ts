@@ -1,4 +1,12 @@
 import { processEnv } from '@lib/config';
+import {
+  AclPermissionTypes,
+  AclResourceTypes,
+  Kafka,
+  logLevel,
+  ResourcePatternTypes,
+  type AclOperationTypes,
+} from 'kafkajs';
 import { execFile } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
@@ -15,6 +23,13 @@ const START_TIMEOUT_SECONDS = 90;
 const STOP_TIMEOUT_SECONDS = 30;
 /** The start is retried on fresh ports this often when another process took a free port first. */
 const PORT_ATTEMPTS = 3;
+
+/** What a SCRAM user may do on one topic or consumer group, as a Strimzi KafkaUser's `acls` say it. */
+export interface KafkaGrant {
+  resource: 'topic' | 'group';
+  name: string;
+  operations: AclOperationTypes[];
+}
 
 /** A broker listener like a secured cluster's (Strimzi's TLS listener with SCRAM users). */
 export interface SecureListenerOptions {
@@ -89,6 +104,36 @@ export class KafkaBroker {
   /** The PEM file of the CA that signed the SASL_SSL listener's certificate (made by broker.sh). */
   get caFile(): string {
     return join(this.stateDir, 'tls', 'ca.crt');
+  }
+
+  /**
+   * Through the plaintext listener, whose anonymous user is the super user: creates `topics` (three
+   * partitions each) and allows `user` what `grants` say, nothing else.
+   */
+  async prepare(topics: string[], user: string, grants: KafkaGrant[]): Promise<void> {
+    const admin = new Kafka({ brokers: [this.bootstrap], logLevel: logLevel.NOTHING }).admin();
+    await admin.connect();
+    try {
+      await admin.createTopics({
+        topics: topics.map((topic) => ({ topic, numPartitions: 3 })),
+        waitForLeaders: true,
+      });
+      await admin.createAcls({
+        acl: grants.flatMap(({ resource, name, operations }) =>
+          operations.map((operation) => ({
+            resourceType: resource === 'topic' ? AclResourceTypes.TOPIC : AclResourceTypes.GROUP,
+            resourceName: name,
+            resourcePatternType: ResourcePatternTypes.LITERAL,
+            principal: `User:${user}`,
+            host: '*',
+            operation,
+            permissionType: AclPermissionTypes.ALLOW,
+          })),
+        ),
+      });
+    } finally {
+      await admin.disconnect();
+    }
   }
 
   /** Whether the broker was started and has not been stopped or killed since (as far as this object knows). */
