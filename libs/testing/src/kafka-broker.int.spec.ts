@@ -1,6 +1,6 @@
-import { AclOperationTypes, Kafka, logLevel } from 'kafkajs';
+import { Kafka, logLevel } from 'kafkajs';
 import { randomBytes } from 'node:crypto';
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync } from 'node:fs';
 import { connect } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { uniqueTopic } from './kafka';
@@ -139,68 +139,6 @@ describe('KafkaBroker', () => {
       expect(existsSync(broker.stateDir)).toBe(false);
       expect(await accepts(broker.bootstrap)).toBe(false);
       await expect(broker.destroy()).resolves.toBeUndefined();
-    },
-    BROKER_TIMEOUT_MS,
-  );
-});
-
-describe('KafkaBroker with a SASL_SSL listener', () => {
-  let broker: KafkaBroker;
-  const topic = uniqueTopic('kafka-broker-secure-test');
-  const user = { name: 'tester', password: randomBytes(12).toString('hex') };
-
-  function secure(password: string): Kafka {
-    return new Kafka({
-      clientId: 'kafka-broker-secure-test',
-      brokers: [broker.secureBootstrap],
-      ssl: { ca: readFileSync(broker.caFile, 'utf8') },
-      sasl: { mechanism: 'scram-sha-512', username: user.name, password },
-      logLevel: logLevel.NOTHING,
-      retry: { retries: 2, initialRetryTime: 200 },
-    });
-  }
-
-  beforeAll(async () => {
-    broker = await KafkaBroker.start({ secure: { scramUsers: { [user.name]: user.password } } });
-  }, BROKER_TIMEOUT_MS);
-
-  afterAll(async () => {
-    await broker.destroy();
-  }, BROKER_TIMEOUT_MS);
-
-  it(
-    'lets a SCRAM user write what an ACL grants over TLS trusting caFile, and refuses the rest',
-    async () => {
-      expect(broker.secureBootstrap).not.toBe(broker.bootstrap);
-      // The plaintext listener is the super user: it creates the topic and the user's ACL.
-      await broker.prepare([topic], user.name, [
-        {
-          resource: 'topic',
-          name: topic,
-          operations: [AclOperationTypes.WRITE, AclOperationTypes.DESCRIBE],
-        },
-      ]);
-      const admin = new Kafka({ brokers: [broker.bootstrap], logLevel: logLevel.NOTHING }).admin();
-      await admin.connect();
-      try {
-        const producer = secure(user.password).producer();
-        await producer.connect();
-        try {
-          await producer.send({ topic, messages: [{ value: 'over TLS' }] });
-          await expect(
-            producer.send({ topic: `${topic}-other`, messages: [{ value: 'no ACL' }] }),
-          ).rejects.toThrow(/Not authorized to access topics/);
-        } finally {
-          await producer.disconnect();
-        }
-        const partitions = await admin.fetchTopicOffsets(topic);
-        expect(partitions.reduce((records, p) => records + Number(p.high), 0)).toBe(1);
-      } finally {
-        await admin.disconnect();
-      }
-      await expect(secure('wrong').producer().connect()).rejects.toThrow(
-        /SASL SCRAM SHA512 authentication failed/,
-      );
     },
     BROKER_TIMEOUT_MS,
   );
