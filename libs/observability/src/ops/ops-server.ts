@@ -101,15 +101,17 @@ export class LoopSaturation {
     }
     const utilization = utilizationBetween(this.last, current);
     this.last = current;
-    this.verdict = { saturated: utilization !== null && utilization >= this.max, utilization };
+    // A limit of 1 turns the check off (a loop can be busy all of the time and still be worth its traffic).
+    const saturated = this.max < 1 && utilization !== null && utilization >= this.max;
+    this.verdict = { saturated, utilization };
     return this.verdict;
   }
 }
 
-export type OpsServerConfig = Pick<ObservabilityConfig, 'OPS_HOST' | 'OPS_PORT'> &
-  Partial<
-    Pick<ObservabilityConfig, 'DEPENDENCY_CHECK_MS' | 'READINESS_MAX_EVENT_LOOP_UTILIZATION'>
-  >;
+export type OpsServerConfig = Pick<
+  ObservabilityConfig,
+  'OPS_HOST' | 'OPS_PORT' | 'DEPENDENCY_CHECK_MS' | 'READINESS_MAX_EVENT_LOOP_UTILIZATION'
+>;
 
 /**
  * The ops listener of a process, apart from client traffic (OPS_HOST:OPS_PORT): `GET /livez` (the process
@@ -140,8 +142,8 @@ export class OpsServer {
       server,
       state,
       registry,
-      new DependencyMonitor(state, registry, config.DEPENDENCY_CHECK_MS ?? 5_000),
-      new LoopSaturation(config.READINESS_MAX_EVENT_LOOP_UTILIZATION ?? 0.99),
+      new DependencyMonitor(state, registry, config.DEPENDENCY_CHECK_MS),
+      new LoopSaturation(config.READINESS_MAX_EVENT_LOOP_UTILIZATION),
     );
     server.on('request', (req, res) => void ops.handle(req, res));
     // Probes are short requests; a keep-alive scraper must not hold the process open at shutdown.

@@ -85,7 +85,18 @@ describe('OpsServer', () => {
   });
 
   async function start(lifecycle: ProcessLifecycle, registry = new PlatformMetrics()) {
-    server = await OpsServer.start({ OPS_HOST: '127.0.0.1', OPS_PORT: 0 }, lifecycle, registry);
+    server = await OpsServer.start(
+      {
+        OPS_HOST: '127.0.0.1',
+        OPS_PORT: 0,
+        // The tests check the dependencies themselves (checkDependencies); the timer must not race them.
+        DEPENDENCY_CHECK_MS: 3_600_000,
+        // A test process's loop may well be busy between two probes; saturation has its own tests.
+        READINESS_MAX_EVENT_LOOP_UTILIZATION: 1,
+      },
+      lifecycle,
+      registry,
+    );
     const module = await Test.createTestingModule({ imports: [OpsModule] }).compile();
     return { server, probe: module.get(ReadinessProbe), registry };
   }
@@ -217,5 +228,11 @@ describe('LoopSaturation', () => {
     expect(saturation.sample()).toStrictEqual({ saturated: true, utilization: 0.995 });
     expect(saturation.sample().saturated).toBe(true);
     expect(saturation.sample().saturated).toBe(false);
+  });
+
+  it('is never saturated with a limit of 1', () => {
+    const readings = [reading(0, 0), reading(2_000, 0)];
+    const off = new LoopSaturation(1, () => readings.shift() ?? reading(0, 0));
+    expect(off.sample()).toStrictEqual({ saturated: false, utilization: 1 });
   });
 });
