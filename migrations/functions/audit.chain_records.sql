@@ -38,6 +38,39 @@ BEGIN
     RETURN;
   END IF;
 
+  -- One record, as every batch at low load has: its head made if missing, then one statement that locks it,
+  -- moves it on and writes the record, where the general path below takes four at about three times the cost.
+  IF n = 1 THEN
+    IF octet_length(digests[1]) IS DISTINCT FROM 32 THEN
+      RAISE EXCEPTION 'audit.chain_records: digest 1 is not 32 bytes' USING ERRCODE = 'invalid_parameter_value';
+    END IF;
+    INSERT INTO audit.chain_heads (tenant_id, seq, hash)
+    VALUES (tenant_ids[1], 0, decode(repeat('00', 32), 'hex'))
+    ON CONFLICT (tenant_id) DO NOTHING;
+    WITH head AS (
+      SELECT c.tenant_id, c.seq, c.hash FROM audit.chain_heads c WHERE c.tenant_id = tenant_ids[1] FOR UPDATE
+    ), moved AS (
+      UPDATE audit.chain_heads c
+         SET seq = head.seq + 1, hash = sha256(head.hash || int8send(head.seq + 1) || digests[1])
+        FROM head
+       WHERE c.tenant_id = head.tenant_id
+      RETURNING c.seq, head.hash AS prev_hash, c.hash
+    )
+    INSERT INTO audit.records (tenant_id, seq, record_id, occurred_at, principal_id, credential_id,
+                               source_address, operation, binding, resource, outcome, reason, trace_id,
+                               prev_hash, hash, hash_version)
+    SELECT tenant_ids[1], moved.seq, record_ids[1], occurred[1], principals[1], credentials[1], sources[1],
+           operations[1], bindings[1], resources[1], outcomes[1], reasons[1], traces[1], moved.prev_hash,
+           moved.hash, 2
+      FROM moved;
+    IF NOT FOUND THEN
+      -- Deleted by a purge that committed while this transaction waited for the lock.
+      RAISE EXCEPTION 'audit.chain_records: the chain head of tenant % is gone', tenant_ids[1]
+        USING ERRCODE = 'serialization_failure';
+    END IF;
+    RETURN;
+  END IF;
+
   INSERT INTO audit.chain_heads (tenant_id, seq, hash)
   SELECT DISTINCT u.t, 0, decode(repeat('00', 32), 'hex') FROM unnest(tenant_ids) AS u (t) ORDER BY u.t
   ON CONFLICT (tenant_id) DO NOTHING;

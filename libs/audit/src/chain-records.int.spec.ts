@@ -115,6 +115,19 @@ describe('audit.chain_records (Postgres)', () => {
     expect(await log.verify(tenantIdOf('tx-b'))).toMatchObject({ ok: true, records: 2 });
   });
 
+  it("chains lone records, a tenant's first included, as the general path chains several", async () => {
+    // One record per call takes the one-statement path; several take the general one. Both hash the same way.
+    await chain(db.pool, [sealed('lone', 'l/1')]);
+    await chain(db.pool, [sealed('lone', 'l/2')]);
+    await chain(db.pool, [sealed('lone', 'l/3'), sealed('lone', 'l/4')]);
+    await chain(db.pool, [sealed('lone', 'l/5')]);
+    expect(await chainOf('lone')).toEqual(
+      [1, 2, 3, 4, 5].map((seq) => ({ resource: `l/${seq}`, seq, version: 2 })),
+    );
+    expect(await headOf('lone')).toMatchObject({ seq: '5' });
+    expect(await log.verify(tenantIdOf('lone'))).toMatchObject({ ok: true, records: 5 });
+  });
+
   it('makes a second transaction on the same tenant wait for the first, then chain after it', async () => {
     const application = 'a2a-test:chain-records-second';
     const second = createPool(db.url, { max: 1, applicationName: application });
@@ -207,6 +220,11 @@ describe('audit.chain_records (Postgres)', () => {
     }
     const shortDigest = [...params.slice(0, 12), [Buffer.alloc(32), Buffer.alloc(31)]];
     await expect(db.pool.query(CHAIN_RECORDS, shortDigest)).rejects.toMatchObject({
+      code: '22023',
+    });
+    const lone = chainRecordsParams([sealed('refused', 'r/1')]);
+    const loneShortDigest = [...lone.slice(0, 12), [Buffer.alloc(31)]];
+    await expect(db.pool.query(CHAIN_RECORDS, loneShortDigest)).rejects.toMatchObject({
       code: '22023',
     });
     expect(await heads()).toEqual(before);
