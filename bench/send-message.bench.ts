@@ -21,7 +21,8 @@
  * request, Postgres commits, rows written by table, WAL bytes and the CPU of their backends. Before the
  * runs: the disk's `pg_test_fsync` figure, and the idle platform's CPU. Options: `--seconds N` (per run and side, default 10),
  * `--slices N` (parts per run and side, default 2; 1: each side once, the platform first),
- * `--warmup N` (seconds per mode, binding and side, default 3), `--levels 1,16,64` (SendMessage),
+ * `--warmup N` (seconds per mode, binding and side, default 3), `--idle N` (seconds the idle platform's CPU is
+ * measured over, default 30), `--levels 1,16,64` (SendMessage),
  * `--stream-levels 16,64` (SendStreamingMessage; `none` to skip), `--bindings jsonrpc,rest,grpc` (default
  * jsonrpc), `--only platform,peer,reference` (the sides to run, default all three), `--cpu-prof DIR` (profiles of every process, summarised at the end),
  * `--platform-env KEY=VALUE` (repeatable: a setting of the standalone, to compare settings in alternated runs).
@@ -31,6 +32,7 @@ import { mkdirSync, mkdtempSync } from 'node:fs';
 import { cpus, loadavg, tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { performance } from 'node:perf_hooks';
+import { setTimeout as delay } from 'node:timers/promises';
 import { createPeerDatabase, DEFAULT_DURABLE_PEER_SOURCE, startDurablePeer } from './durable-peer';
 import {
   installedVersion,
@@ -57,6 +59,7 @@ import { measureFsync } from './support/disk-fsync';
 import { ascending, fmt, percentile, printMachine, table } from './support/figures';
 import {
   CLOCK_TICKS,
+  commandLine,
   cpuSecondsBetween,
   machineBusyTicks,
   machineStealTicks,
@@ -77,6 +80,8 @@ interface Options {
   /** Parts of each run per side, taken in turns with the other side. */
   slices: number;
   warmupSeconds: number;
+  /** Seconds the idle platform's CPU is measured over, after the idle commit rates are read. */
+  idleSeconds: number;
   sendLevels: number[];
   streamLevels: number[];
   bindings: Binding[];
@@ -129,6 +134,7 @@ const DEFAULTS: Omit<Options, 'cpuProfDir' | 'platformEnv'> = {
   seconds: 10,
   slices: 2,
   warmupSeconds: 3,
+  idleSeconds: 30,
   sendLevels: [1, 16, 64],
   streamLevels: [16, 64],
   bindings: ['jsonrpc'],
@@ -136,7 +142,7 @@ const DEFAULTS: Omit<Options, 'cpuProfDir' | 'platformEnv'> = {
 };
 const WARMUP_CONCURRENCY = 16;
 const USAGE =
-  'options: --seconds N, --slices N, --warmup N, --levels 1,16,64, --stream-levels 16,64|none, ' +
+  'options: --seconds N, --slices N, --warmup N, --idle N, --levels 1,16,64, --stream-levels 16,64|none, ' +
   `--bindings ${BINDINGS.join(',')}, --only ${SIDES.join(',')}, --cpu-prof DIR, --platform-env KEY=VALUE`;
 
 function oneOf<T extends string>(names: readonly T[], name: string): name is T {
@@ -179,6 +185,9 @@ function parseOptions(argv: string[]): Options {
       }
       case '--warmup':
         options.warmupSeconds = positive();
+        break;
+      case '--idle':
+        options.idleSeconds = positive();
         break;
       case '--levels':
         options.sendLevels = levels();
@@ -603,6 +612,35 @@ function printProfiles(dir: string, labels: Map<number, string>): void {
 
 // ---------------------------------------------------------------------------------------------------------
 
+/**
+ * The idle platform's CPU over `seconds`, in all and by process: the standalone, and each example worker by
+ * the agent it serves (the last word of its command line).
+ */
+async function printIdleCpu(
+  platform: BenchPlatform,
+  seconds: number,
+  quietSince: number,
+): Promise<void> {
+  const pids = platform.allPids;
+  const before = ticksByPid(pids);
+  const from = performance.now();
+  await delay(seconds * 1_000);
+  const after = ticksByPid(pids);
+  const elapsed = (performance.now() - from) / 1_000;
+  const percent = (ticks: number): string => fmt((100 * ticks) / CLOCK_TICKS / elapsed, 2);
+  const parts = pids.map((pid) => {
+    const ticks = (after.get(pid) ?? 0) - (before.get(pid) ?? 0);
+    const name =
+      pid === platform.pid ? 'standalone' : (commandLine(pid).split(' ').pop() ?? String(pid));
+    return `${name} ${percent(ticks)}`;
+  });
+  console.log(
+    `idle platform CPU: ${fmt((100 * cpuSecondsBetween(before, after)) / elapsed, 2)} % of one core over ` +
+      `${fmt(elapsed, 0)} s, from ${fmt((from - quietSince) / 1_000, 0)} s after its last request ` +
+      `(by process, %: ${parts.join(', ')})`,
+  );
+}
+
 async function main(): Promise<number> {
   const options = parseOptions(process.argv.slice(2));
   const runs = plan(options);
@@ -798,15 +836,14 @@ async function main(): Promise<number> {
     };
 
     // An idle durable side commits too (the platform's dispatcher polls and lease sweeps): its rate is taken
-    // off every run. While the sides are idle, the platform's CPU is measured too: the standalone and every
-    // example worker it started.
+    // off every run. Then the idle platform's CPU: the standalone and every example worker it started, over
+    // `--idle` seconds that begin once the commit rates are read (at least 11 s after the last request, so
+    // that the garbage collection and compilation a burst of load leaves behind are not counted as idling).
     const durableServers = servers.flatMap((server) =>
       server.durable && server.side !== 'reference'
         ? [{ side: server.side, durable: server.durable }]
         : [],
     );
-    const idleCpuBefore = platform ? ticksByPid(platform.allPids) : null;
-    const idleCpuFrom = performance.now();
     const counterRead = async (side: DurableSideName, since: number): Promise<CountersRead> =>
       side === 'platform' && platform
         ? platform.counters(since)
@@ -827,14 +864,8 @@ async function main(): Promise<number> {
     for (const { side, rate } of idle) {
       console.log(`idle ${side}: ${fmt(rate * 1_000)} commits/s (background polls and sweeps)`);
     }
-    if (platform && idleCpuBefore) {
-      const pids = platform.allPids;
-      const seconds = cpuSecondsBetween(idleCpuBefore, ticksByPid(pids));
-      const elapsed = (performance.now() - idleCpuFrom) / 1_000;
-      console.log(
-        `idle platform CPU: ${fmt((100 * seconds) / elapsed, 2)} % of one core over ${fmt(elapsed, 0)} s ` +
-          `(the standalone and its ${pids.length - 1} example workers)`,
-      );
+    if (platform) {
+      await printIdleCpu(platform, options.idleSeconds, quietSince.get('platform') ?? 0);
     }
 
     const results: RunResult[] = [];

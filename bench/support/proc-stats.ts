@@ -75,6 +75,15 @@ export function rssMiB(pid: number): number | null {
   }
 }
 
+/** The command line of `pid`, its arguments joined by spaces ('' once it is gone). */
+export function commandLine(pid: number): string {
+  try {
+    return readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0').filter(Boolean).join(' ');
+  } catch {
+    return '';
+  }
+}
+
 /** Pids of the direct children of `parent` whose command line contains `needle`; empty off Linux. */
 export function childPids(parent: number, needle: string): number[] {
   try {
