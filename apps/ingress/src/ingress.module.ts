@@ -34,7 +34,7 @@ import { A2aGrpcServer } from './grpc/a2a-grpc.server';
 import { FrameworkErrorsFilter } from './http/framework-errors.filter';
 import { InboundCallMiddleware } from './http/inbound-call.middleware';
 import { IngressOps } from './ingress-ops';
-import { JsonRpcController } from './jsonrpc/json-rpc.controller';
+import { JsonRpcRoute } from './jsonrpc/json-rpc.route';
 import { A2aOperations } from './operations/a2a-operations';
 import { TaskServiceOperations } from './operations/task-service.operations';
 import { RestController } from './rest/rest.controller';
@@ -69,12 +69,7 @@ export class IngressModule implements NestModule {
     return {
       module: IngressModule,
       imports: [OpsModule, ObservabilityModule, ...imports],
-      controllers: [
-        AgentCardController,
-        AgentDirectoryController,
-        JsonRpcController,
-        RestController,
-      ],
+      controllers: [AgentCardController, AgentDirectoryController, RestController],
       providers: [
         { provide: INGRESS_CONFIG, useValue: config },
         { provide: INGRESS_FEATURES, useValue: features },
@@ -103,6 +98,7 @@ export class IngressModule implements NestModule {
         AgentCardKeys,
         SignedAgentCards,
         A2aGateway,
+        JsonRpcRoute,
         TaskEventFeed,
         A2aGrpcServer,
         IngressOps,
@@ -114,6 +110,6 @@ export class IngressModule implements NestModule {
   }
 
   configure(consumer: MiddlewareConsumer): void {
-    consumer.apply(InboundCallMiddleware).forRoutes(JsonRpcController, RestController);
+    consumer.apply(InboundCallMiddleware).forRoutes(RestController);
   }
 }

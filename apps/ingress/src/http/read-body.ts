@@ -1,8 +1,8 @@
 import { A2aError } from '@lib/a2a-protocol';
-import type { Request } from 'express';
+import type { IncomingMessage } from 'node:http';
 
 /** Reads the raw request body as UTF-8, refusing more than `maxBytes` (PAYLOAD_TOO_LARGE). */
-export function readBody(req: Request, maxBytes: number): Promise<string> {
+export function readBody(req: IncomingMessage, maxBytes: number): Promise<string> {
   const declared = Number(req.headers['content-length'] ?? '0');
   if (declared > maxBytes) {
     return Promise.reject(tooLarge(maxBytes));

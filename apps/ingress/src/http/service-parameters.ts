@@ -1,5 +1,6 @@
 import { A2aError } from '@lib/a2a-protocol';
-import type { Request } from 'express';
+import type { IncomingMessage } from 'node:http';
+import type { TLSSocket } from 'node:tls';
 import { API_KEY_HEADER } from '../auth/api-key.authenticator';
 import { bearerOf } from '../auth/bearer.authenticator';
 import type { A2aSession, InboundRequest } from '../gateway/a2a-gateway';
@@ -11,26 +12,44 @@ import { requestedExtensions } from '../streaming/resumable-streams';
  * clients send; both are read when both are present); the API key; the trace context.
  */
 export function serviceParameters(
-  req: Request,
+  req: IncomingMessage,
 ): Pick<
   InboundRequest,
   'apiKey' | 'bearer' | 'version' | 'extensions' | 'traceparent' | 'origin' | 'sourceAddress'
 > {
-  const query = req.query['A2A-Version'];
   return {
-    apiKey: req.header(API_KEY_HEADER),
-    ...bearerOf(req.header('authorization')),
-    version: req.header('A2A-Version') ?? (typeof query === 'string' ? query : undefined),
+    apiKey: headerOf(req, API_KEY_HEADER),
+    ...bearerOf(headerOf(req, 'authorization')),
+    version: headerOf(req, 'A2A-Version') ?? versionQuery(req.url),
     extensions: extensionsHeader(req),
-    traceparent: req.header('traceparent'),
-    origin: { protocol: req.protocol, host: req.get('host') },
+    traceparent: headerOf(req, 'traceparent'),
+    origin: {
+      protocol: (req.socket as Partial<TLSSocket>).encrypted ? 'https' : 'http',
+      host: headerOf(req, 'host'),
+    },
     ...(req.socket.remoteAddress ? { sourceAddress: req.socket.remoteAddress } : {}),
   };
 }
 
+/** A request header; several of one name (which Node keeps apart only for a few) joined by commas. */
+export function headerOf(req: IncomingMessage, name: string): string | undefined {
+  const value = req.headers[name.toLowerCase()];
+  return Array.isArray(value) ? value.join(', ') : value;
+}
+
+/** The `A2A-Version` query parameter, when the request target has it once. */
+function versionQuery(url: string | undefined): string | undefined {
+  const query = url?.indexOf('?') ?? -1;
+  if (url === undefined || query === -1) {
+    return undefined;
+  }
+  const values = new URLSearchParams(url.slice(query + 1)).getAll('A2A-Version');
+  return values.length === 1 ? values[0] : undefined;
+}
+
 /** Both names' URIs, each once; undefined when neither header is present. */
-function extensionsHeader(req: Request): string | undefined {
-  const headers = [req.header('A2A-Extensions'), req.header('X-A2A-Extensions')];
+function extensionsHeader(req: IncomingMessage): string | undefined {
+  const headers = [headerOf(req, 'A2A-Extensions'), headerOf(req, 'X-A2A-Extensions')];
   if (headers.every((value) => value === undefined)) {
     return undefined;
   }

@@ -1,5 +1,5 @@
 import type { StreamResponse } from '@lib/a2a-protocol';
-import type { Response } from 'express';
+import type { ServerResponse } from 'node:http';
 import type { StreamItem, TaskSubscription } from './task-event-feed';
 
 /** A stream that wrote nothing for this long gets a comment line, so that proxies keep it open. */
@@ -27,13 +27,13 @@ export interface SseStream {
  * subscription, which keeps buffering up to its bound and then cuts the client off rather than growing memory.
  */
 export function writeSse(
-  res: Response,
+  res: ServerResponse,
   framing: SseFraming,
   first: StreamItem | null,
   subscription: TaskSubscription | null,
   headers: Record<string, string> = {},
 ): Promise<SseStream> {
-  res.status(200);
+  res.statusCode = 200;
   res.setHeader('Content-Type', 'text/event-stream');
   res.setHeader('Cache-Control', 'no-cache');
   res.setHeader('Connection', 'keep-alive');
@@ -58,7 +58,7 @@ class SseRun {
   private onEnd: () => void = () => undefined;
 
   constructor(
-    private readonly res: Response,
+    private readonly res: ServerResponse,
     private readonly framing: SseFraming,
     private readonly subscription: TaskSubscription,
   ) {}
@@ -150,10 +150,10 @@ class SseRun {
  */
 class KeepAlives {
   /** Each stream and when it last wrote (ms). */
-  private readonly streams = new Map<Response, number>();
+  private readonly streams = new Map<ServerResponse, number>();
   private timer: NodeJS.Timeout | null = null;
 
-  add(res: Response): void {
+  add(res: ServerResponse): void {
     this.streams.set(res, Date.now());
     if (this.timer === null) {
       this.timer = setInterval(() => this.tick(), KEEP_ALIVE_TICK_MS);
@@ -161,13 +161,13 @@ class KeepAlives {
     }
   }
 
-  wrote(res: Response): void {
+  wrote(res: ServerResponse): void {
     if (this.streams.has(res)) {
       this.streams.set(res, Date.now());
     }
   }
 
-  delete(res: Response): void {
+  delete(res: ServerResponse): void {
     this.streams.delete(res);
     if (this.streams.size === 0 && this.timer !== null) {
       clearInterval(this.timer);

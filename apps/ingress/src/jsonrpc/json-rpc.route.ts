@@ -6,11 +6,14 @@ import {
   jsonRpcRequestIdOf,
   jsonRpcResult,
   parseJsonRpcRequest,
+  toRestErrorBody,
   type JsonRpcId,
 } from '@lib/a2a-protocol';
 import type { IngressConfig } from '@lib/config';
-import { Controller, Inject, Logger, Param, Post, Req, Res } from '@nestjs/common';
-import type { Request, Response } from 'express';
+import { refuseWhileDraining } from '@lib/observability';
+import { Inject, Injectable, Logger, type OnApplicationBootstrap } from '@nestjs/common';
+import { HttpAdapterHost } from '@nestjs/core';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import { performance } from 'node:perf_hooks';
 import {
   A2aGateway,
@@ -21,10 +24,13 @@ import {
 import type { AgentRoute } from '../gateway/agent-route';
 import { observeCall } from '../gateway/call-metrics';
 import { noteMethod } from '../gateway/inbound-call';
+import { pathOf, serveAhead, type BareRoute } from '../http/bare-route';
+import { startInboundCall } from '../http/inbound-call.middleware';
 import { readBody } from '../http/read-body';
 import {
   errorHeaders,
   extensionHeaders,
+  headerOf,
   serviceParameters,
   streamError,
 } from '../http/service-parameters';
@@ -32,35 +38,71 @@ import { writeJson } from '../http/write-json';
 import { writeSse } from '../streaming/sse-writer';
 import { INGRESS_CONFIG } from '../tokens';
 
+/** `POST /agents/{tenant}/{agent}/jsonrpc`, matched as Express matches routes: any case, one slash after. */
+const PER_AGENT = /^\/agents\/([^/]+)\/([^/]+)\/jsonrpc\/?$/i;
+/** `POST /a2a/jsonrpc`, routed by `params.tenant`. */
+const BY_TENANT = /^\/a2a\/jsonrpc\/?$/i;
+
 /**
  * The JSON-RPC 2.0 binding (spec digest §7): parse the envelope, hand (method, params) to the gateway, frame
- * the result or the error. Two entry points: one per agent, and one that routes by `params.tenant`.
+ * the result or the error. Two entry points: one per agent, and one that routes by `params.tenant`. Served
+ * ahead of Express and Nest ({@link serveAhead}, ADR 0016): a draining process refuses the call as the
+ * framework's middleware would, then the call starts ({@link startInboundCall}) and the binding runs.
  */
-@Controller()
-export class JsonRpcController {
-  private readonly logger = new Logger(JsonRpcController.name);
+@Injectable()
+export class JsonRpcRoute implements BareRoute, OnApplicationBootstrap {
+  private readonly logger = new Logger(JsonRpcRoute.name);
+  private readonly refuseIfDraining = refuseWhileDraining();
 
   constructor(
     private readonly gateway: A2aGateway,
+    private readonly adapterHost: HttpAdapterHost,
     @Inject(INGRESS_CONFIG) private readonly config: IngressConfig,
   ) {}
 
-  @Post('agents/:tenant/:agent/jsonrpc')
-  async perAgent(
-    @Param('tenant') tenantId: string,
-    @Param('agent') agentId: string,
-    @Req() req: Request,
-    @Res() res: Response,
+  onApplicationBootstrap(): void {
+    serveAhead(this.adapterHost, this);
+  }
+
+  serve(req: IncomingMessage, res: ServerResponse): boolean {
+    if (req.method !== 'POST') {
+      return false;
+    }
+    const path = pathOf(req.url);
+    const perAgent = PER_AGENT.exec(path);
+    if (!perAgent && !BY_TENANT.test(path)) {
+      return false;
+    }
+    this.refuseIfDraining(req, res, () => {
+      let route: AgentRoute | null = null;
+      if (perAgent) {
+        try {
+          route = {
+            tenantId: decodeURIComponent(perAgent[1] ?? ''),
+            agentId: decodeURIComponent(perAgent[2] ?? ''),
+          };
+        } catch {
+          // What Express answers for a malformed %-escape in a route's parameter (FrameworkErrorsFilter).
+          const error = new A2aError('INVALID_REQUEST', `Failed to decode param in ${path}`);
+          writeJson(
+            res,
+            400,
+            { 'Content-Type': 'application/a2a+json; charset=utf-8' },
+            toRestErrorBody(error),
+          );
+          return;
+        }
+      }
+      startInboundCall(req, res, 'JSONRPC', () => void this.handle(route, req, res));
+    });
+    return true;
+  }
+
+  private async handle(
+    route: AgentRoute | null,
+    req: IncomingMessage,
+    res: ServerResponse,
   ): Promise<void> {
-    await this.handle({ tenantId, agentId }, req, res);
-  }
-
-  @Post('a2a/jsonrpc')
-  async byTenant(@Req() req: Request, @Res() res: Response): Promise<void> {
-    await this.handle(null, req, res);
-  }
-
-  private async handle(route: AgentRoute | null, req: Request, res: Response): Promise<void> {
     const started = performance.now();
     let id: JsonRpcId = null;
     let method = '';
@@ -88,7 +130,7 @@ export class JsonRpcController {
           session,
           rpc.method,
           rpc.params,
-          req.header('Last-Event-ID'),
+          headerOf(req, 'Last-Event-ID'),
         );
         const rpcId = id;
         observeCall('JSONRPC', method, started);
