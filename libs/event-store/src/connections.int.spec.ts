@@ -114,6 +114,78 @@ describe('connections that survive their server (private Postgres server)', () =
     }
   });
 
+  it("a process's listeners share one connection, each hears its own channel, and all come back with it", async () => {
+    const notices = new NoticeListener(server.url(), { applicationName: 'a2a-test:shared' });
+    const config = new NoticeListener(server.url(), {
+      applicationName: 'a2a-test:not-used',
+      channel: 'a2a_test_config',
+    });
+    const more = new NoticeListener(server.url(), { applicationName: 'a2a-test:not-used' });
+    const heard: Record<string, number[]> = { notices: [], config: [], more: [] };
+    let reconnects = 0;
+    for (const [name, listener] of [
+      ['notices', notices],
+      ['config', config],
+      ['more', more],
+    ] as const) {
+      listener.subscribe((notice) => heard[name]?.push(notice.k === 'task' ? notice.v : -1));
+      listener.onReconnected(() => (reconnects += 1));
+    }
+    const notify = async (channel: string, v: number) =>
+      pool.query('SELECT pg_notify($1, $2)', [
+        channel,
+        JSON.stringify({ k: 'task', t: 'tenant', id: 'task', v }),
+      ]);
+    const backends = async (): Promise<Record<string, number>> =>
+      Object.fromEntries(
+        (await server.backends())
+          .filter(
+            (group) =>
+              group.applicationName.startsWith('a2a-test:') &&
+              group.applicationName !== 'a2a-test:pool',
+          )
+          .map((group) => [group.applicationName, group.count]),
+      );
+    try {
+      await Promise.all([notices.start(), config.start(), more.start()]);
+      expect(await backends()).toEqual({ 'a2a-test:shared': 1 });
+      await notify(NOTICE_CHANNEL, 1);
+      await notify('a2a_test_config', 2);
+      await eventually(
+        () =>
+          heard['notices']?.length === 1 &&
+          heard['config']?.length === 1 &&
+          heard['more']?.length === 1,
+        'each listener heard its channel',
+      );
+      expect(heard).toEqual({ notices: [1], config: [2], more: [1] });
+
+      expect(await server.terminateBackends('a2a-test:shared')).toBe(1);
+      await eventually(() => reconnects === 3, 'every listener was told the connection is back');
+      await notify('a2a_test_config', 3);
+      await eventually(
+        () => heard['config']?.length === 2,
+        'the other channel is listened to again',
+      );
+
+      // One listener leaving keeps the connection for the others; the last one closes it.
+      await config.stop();
+      await notify('a2a_test_config', 4);
+      await notify(NOTICE_CHANNEL, 5);
+      await eventually(() => heard['more']?.length === 2, 'the notice after the leave arrived');
+      expect(heard).toEqual({ notices: [1, 5], config: [2, 3], more: [1, 5] });
+      expect(notices.connected).toBe(true);
+      await notices.stop();
+      await more.stop();
+      await eventually(
+        async () => Object.keys(await backends()).length === 0,
+        'the last listener closed it',
+      );
+    } finally {
+      await Promise.all([notices.stop(), config.stop(), more.stop()]);
+    }
+  });
+
   it('a listener started while the server is down keeps trying and listens once it is up', async () => {
     await server.stop('fast');
     const listener = new NoticeListener(server.url(), { applicationName: 'a2a-test:listen-late' });

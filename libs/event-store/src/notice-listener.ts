@@ -5,7 +5,10 @@ import { retryDelayMs } from './retry-delay';
 type Listener = (notice: Notice) => void;
 
 export interface NoticeListenerOptions {
-  /** `application_name` of the LISTEN connection (see {@link PoolOptions.applicationName}). */
+  /**
+   * `application_name` of the LISTEN connection (see {@link PoolOptions.applicationName}) when this listener
+   * is the one that opens it: the listeners of a process share one connection per database.
+   */
   applicationName: string;
   /** The channel listened to; {@link NOTICE_CHANNEL} when not given. */
   channel?: string;
@@ -16,33 +19,30 @@ export interface NoticeListenerOptions {
 }
 
 /**
- * Receives notices over Postgres LISTEN on a dedicated connection, and keeps that connection: when it drops
- * (a restart, `pg_terminate_backend`, a network fault) it reconnects with capped, jittered backoff and
- * listens again. Notices are hints: everyone who relies on them also polls durable state, and is told
- * through {@link onReconnected} when notices may have been missed, so they can catch up at once.
+ * Receives notices of one channel over Postgres LISTEN. The listeners of a process share one connection per
+ * database, which listens on each of their channels: every NOTIFY wakes every backend that listens in its
+ * database, whatever the channel, so each further connection would cost Postgres a wake-up per commit
+ * (ADR 0016). The connection is kept: when it drops (a restart, `pg_terminate_backend`, a network fault) it
+ * reconnects with capped, jittered backoff and listens again. Notices are hints: everyone who relies on them
+ * also polls durable state, and is told through {@link onReconnected} when notices may have been missed, so
+ * they can catch up at once.
  */
 export class NoticeListener {
   private readonly listeners = new Set<Listener>();
   private readonly reconnectListeners = new Set<() => void>();
-  private client: Client | null = null;
-  private stopped = false;
-  private failures = 0;
-  private everConnected = false;
-  private retryTimer: NodeJS.Timeout | null = null;
-  private readonly warn: (message: string) => void;
-  private readonly info: (message: string) => void;
+  private connection: SharedListen | null = null;
+  readonly channel: string;
 
   constructor(
     private readonly connectionString: string,
     private readonly options: NoticeListenerOptions,
   ) {
-    this.warn = options.warn ?? (() => undefined);
-    this.info = options.info ?? (() => undefined);
+    this.channel = options.channel ?? NOTICE_CHANNEL;
   }
 
   /** Whether the LISTEN connection is up right now. */
   get connected(): boolean {
-    return this.client !== null;
+    return this.connection?.connected ?? false;
   }
 
   /**
@@ -50,19 +50,17 @@ export class NoticeListener {
    * background (consumers poll meanwhile), so a process is never held up or ended by a database that is away.
    */
   async start(): Promise<void> {
-    this.stopped = false;
-    await this.connect();
+    if (this.connection) {
+      return;
+    }
+    this.connection = SharedListen.of(this.connectionString, this.options.applicationName);
+    await this.connection.join(this);
   }
 
   async stop(): Promise<void> {
-    this.stopped = true;
-    if (this.retryTimer) {
-      clearTimeout(this.retryTimer);
-      this.retryTimer = null;
-    }
-    const client = this.client;
-    this.client = null;
-    await client?.end().catch(() => undefined);
+    const connection = this.connection;
+    this.connection = null;
+    await connection?.leave(this);
   }
 
   subscribe(listener: Listener): () => void {
@@ -76,10 +74,101 @@ export class NoticeListener {
     return () => this.reconnectListeners.delete(listener);
   }
 
+  /** A notice of this listener's channel arrived. */
+  deliver(notice: Notice): void {
+    this.listeners.forEach((listener) => listener(notice));
+  }
+
+  /** The connection is back after a loss. */
+  reconnected(): void {
+    this.options.info?.('notice connection re-established');
+    this.reconnectListeners.forEach((listener) => listener());
+  }
+
+  warn(message: string): void {
+    this.options.warn?.(message);
+  }
+}
+
+/** The one LISTEN connection of a process to one database, and the listeners on it. */
+class SharedListen {
+  private static readonly open = new Map<string, SharedListen>();
+
+  private readonly members = new Set<NoticeListener>();
+  private client: Client | null = null;
+  /** The attempt in progress, which every joining listener waits for. */
+  private connecting: Promise<void> | null = null;
+  private failures = 0;
+  private everConnected = false;
+  private retryTimer: NodeJS.Timeout | null = null;
+
+  private constructor(
+    private readonly connectionString: string,
+    private readonly applicationName: string,
+  ) {}
+
+  /** The process's connection to `connectionString`, opened with `applicationName` if there is none yet. */
+  static of(connectionString: string, applicationName: string): SharedListen {
+    let shared = SharedListen.open.get(connectionString);
+    if (!shared) {
+      shared = new SharedListen(connectionString, applicationName);
+      SharedListen.open.set(connectionString, shared);
+    }
+    return shared;
+  }
+
+  get connected(): boolean {
+    return this.client !== null;
+  }
+
+  async join(member: NoticeListener): Promise<void> {
+    const newChannel = !this.channels().has(member.channel);
+    this.members.add(member);
+    if (this.client && newChannel) {
+      // A failed LISTEN is a lost connection: the reconnect listens on every channel again.
+      await this.client.query(`LISTEN ${member.channel}`).catch(() => undefined);
+    } else if (!this.client && !this.retryTimer) {
+      // (While a retry waits for its time, the new listener waits with it, as the others do.)
+      await this.attempt();
+    }
+  }
+
+  /** The connection attempt in progress, or a new one. */
+  private attempt(): Promise<void> {
+    this.connecting ??= this.connect().finally(() => (this.connecting = null));
+    return this.connecting;
+  }
+
+  async leave(member: NoticeListener): Promise<void> {
+    this.members.delete(member);
+    if (this.members.size > 0) {
+      if (this.client && !this.channels().has(member.channel)) {
+        await this.client.query(`UNLISTEN ${member.channel}`).catch(() => undefined);
+      }
+      return;
+    }
+    SharedListen.open.delete(this.connectionString);
+    if (this.retryTimer) {
+      clearTimeout(this.retryTimer);
+      this.retryTimer = null;
+    }
+    const client = this.client;
+    this.client = null;
+    await client?.end().catch(() => undefined);
+  }
+
+  private channels(): Set<string> {
+    return new Set([...this.members].map((member) => member.channel));
+  }
+
+  private get stopped(): boolean {
+    return this.members.size === 0;
+  }
+
   private async connect(): Promise<void> {
     const client = new Client({
       connectionString: this.connectionString,
-      application_name: this.options.applicationName,
+      application_name: this.applicationName,
       keepAlive: true,
       connectionTimeoutMillis: 5_000,
     });
@@ -91,27 +180,46 @@ export class NoticeListener {
       lost = true;
       if (this.client === client) {
         this.client = null;
-        this.warn(`notice connection lost (${why}); reconnecting`);
+        this.members.forEach((member) =>
+          member.warn(`notice connection lost (${why}); reconnecting`),
+        );
         this.scheduleReconnect();
       }
     };
     client.on('notification', (message) => {
       const notice = message.payload ? parseNotice(message.payload) : null;
       if (notice) {
-        this.listeners.forEach((listener) => listener(notice));
+        this.members.forEach((member) => {
+          if (member.channel === message.channel) {
+            member.deliver(notice);
+          }
+        });
       }
     });
     client.on('error', (error) => onLost(error.message));
     client.on('end', () => onLost('connection ended'));
     try {
       await client.connect();
-      await client.query(`LISTEN ${this.options.channel ?? NOTICE_CHANNEL}`);
+      // Listeners may join while this listens: until every channel of theirs is listened to.
+      const listening = new Set<string>();
+      for (;;) {
+        const pending = [...this.channels()].filter((channel) => !listening.has(channel));
+        if (pending.length === 0) {
+          break;
+        }
+        for (const channel of pending) {
+          await client.query(`LISTEN ${channel}`);
+          listening.add(channel);
+        }
+      }
     } catch (error) {
       lost = true;
       await client.end().catch(() => undefined);
       this.failures += 1;
       if (this.failures === 1 || this.failures % 30 === 0) {
-        this.warn(`notice connection failed (attempt ${this.failures}): ${String(error)}`);
+        this.members.forEach((member) =>
+          member.warn(`notice connection failed (attempt ${this.failures}): ${String(error)}`),
+        );
       }
       this.scheduleReconnect();
       return;
@@ -125,8 +233,7 @@ export class NoticeListener {
     this.everConnected = true;
     this.client = client;
     if (recovered) {
-      this.info('notice connection re-established');
-      this.reconnectListeners.forEach((listener) => listener());
+      this.members.forEach((member) => member.reconnected());
     }
   }
 
@@ -137,7 +244,7 @@ export class NoticeListener {
     this.retryTimer = setTimeout(() => {
       this.retryTimer = null;
       if (!this.stopped) {
-        void this.connect();
+        void this.attempt();
       }
     }, retryDelayMs(this.failures));
     this.retryTimer.unref();
