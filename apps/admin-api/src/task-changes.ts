@@ -79,6 +79,8 @@ export class TaskChangeFeed implements OnModuleDestroy {
   private start(): void {
     const listener = new NoticeListener(this.config.POSTGRES_URL, {
       applicationName: 'a2a-admin:changes',
+      // Open while anyone watches, closed when the last one leaves (docs/admin.md).
+      ownConnection: true,
       warn: (message) => this.logger.warn(message),
     });
     this.listener = listener;

@@ -12,6 +12,11 @@ export interface NoticeListenerOptions {
   applicationName: string;
   /** The channel listened to; {@link NOTICE_CHANNEL} when not given. */
   channel?: string;
+  /**
+   * A connection of its own instead of the process's shared one: for a listener that comes and goes with its
+   * clients (the admin API's change streams), whose connection says whether anyone listens.
+   */
+  ownConnection?: boolean;
   /** Where connection losses and failed reconnects are reported. */
   warn?: (message: string) => void;
   /** Where a re-established connection is reported. */
@@ -53,7 +58,9 @@ export class NoticeListener {
     if (this.connection) {
       return;
     }
-    this.connection = SharedListen.of(this.connectionString, this.options.applicationName);
+    this.connection = this.options.ownConnection
+      ? SharedListen.own(this.connectionString, this.options.applicationName)
+      : SharedListen.of(this.connectionString, this.options.applicationName);
     await this.connection.join(this);
   }
 
@@ -117,6 +124,11 @@ class SharedListen {
     return shared;
   }
 
+  /** A connection for one listener alone. */
+  static own(connectionString: string, applicationName: string): SharedListen {
+    return new SharedListen(connectionString, applicationName);
+  }
+
   get connected(): boolean {
     return this.client !== null;
   }
@@ -147,7 +159,9 @@ class SharedListen {
       }
       return;
     }
-    SharedListen.open.delete(this.connectionString);
+    if (SharedListen.open.get(this.connectionString) === this) {
+      SharedListen.open.delete(this.connectionString);
+    }
     if (this.retryTimer) {
       clearTimeout(this.retryTimer);
       this.retryTimer = null;
