@@ -4,6 +4,7 @@ import { hostname } from 'node:os';
 import type { AgentExecutor } from './agent-executor';
 import { backoffDelayMs, pause } from './backoff';
 import type { WorkerAgent } from './execution-span';
+import { HeartbeatCadence } from './heartbeat-cadence';
 import { TaskExecution } from './task-execution';
 import { WorkerChannel, type SessionEnd, type WorkerSession } from './worker-channel';
 import { consoleWorkerLogger, type WorkerLogger } from './worker-logger';
@@ -79,6 +80,7 @@ export class AgentWorker {
   private live: WorkerSession | undefined;
   private ticker: NodeJS.Timeout | undefined;
   private tickEveryMs = 0;
+  private readonly heartbeats = new HeartbeatCadence();
   private leaseTtlMs = 0;
   /** The agent the platform's welcome named (the worker's credential is bound to it). */
   private agent: WorkerAgent = { tenantId: '', agentId: '' };
@@ -302,11 +304,15 @@ export class AgentWorker {
       this.ticker = setInterval(() => this.tick(), this.tickEveryMs);
     }
     // Tell the new session at once which leases this worker still holds, so they are renewed and counted.
-    this.tick();
+    this.tick(true);
   }
 
-  /** Gives up leases gone stale, then renews the others on the live session. */
-  private tick(): void {
+  /**
+   * Gives up leases gone stale, then renews the others on the live session. A worker that holds no lease
+   * heartbeats only every few ticks ({@link HeartbeatCadence}; at once with `atOnce`): its heartbeat
+   * renews nothing and only keeps its session's last heartbeat fresh for operators (ADR 0016).
+   */
+  private tick(atOnce = false): void {
     const now = Date.now();
     const held: TaskExecution[] = [];
     for (const { execution } of this.executions.values()) {
@@ -314,6 +320,9 @@ export class AgentWorker {
       if (execution.holdsLease) {
         held.push(execution);
       }
+    }
+    if (!this.heartbeats.due(held.length > 0, atOnce)) {
+      return;
     }
     if (this.live?.write({ heartbeat: { leases: held.map((e) => e.leaseRef()) } })) {
       for (const execution of held) {
