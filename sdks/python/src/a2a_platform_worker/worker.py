@@ -29,10 +29,29 @@ RELEASE_TIMEOUT = 2.0
 #: The platform's documented defaults, for a welcome that leaves the fields unset.
 DEFAULT_LEASE_TTL = 10.0
 DEFAULT_HEARTBEAT_INTERVAL = 2.0
+#: With no lease to renew, a heartbeat goes out every this many ticks only: it renews nothing and
+#: just keeps the session's last heartbeat fresh for operators (as the TypeScript SDK; ADR 0016).
+IDLE_HEARTBEAT_TICKS = 5
 #: Status codes that mean the credential itself was refused.
 REFUSED = frozenset({Code.UNAUTHENTICATED, Code.PERMISSION_DENIED})
 
 DEFAULT_LOGGER = logging.getLogger("a2a_platform_worker")
+
+
+class HeartbeatCadence:
+    """Which ticks of a worker's heartbeat timer send a heartbeat: every tick while the worker holds
+    a lease, else every :data:`IDLE_HEARTBEAT_TICKS`-th; always with ``at_once`` (a new session)."""
+
+    def __init__(self) -> None:
+        self._quiet = 0
+
+    def due(self, holds_leases: bool, at_once: bool = False) -> bool:
+        if not holds_leases and not at_once:
+            self._quiet += 1
+            if self._quiet < IDLE_HEARTBEAT_TICKS:
+                return False
+        self._quiet = 0
+        return True
 
 
 @dataclass
@@ -120,6 +139,7 @@ class AgentWorker:
         self._live: WorkerSession | None = None
         self._ticker: asyncio.Task[None] | None = None
         self._tick_every = 0.0
+        self._heartbeats = HeartbeatCadence()
         self._lease_ttl = DEFAULT_LEASE_TTL
         self._ever_welcomed = False
         self._draining: asyncio.Task[None] | None = None
@@ -333,21 +353,24 @@ class AgentWorker:
             self._tick_every = interval
             self._ticker = asyncio.ensure_future(self._tick_forever(interval))
         # Tell the new session at once which leases this worker still holds, so they are renewed.
-        self._tick()
+        self._tick(at_once=True)
 
     async def _tick_forever(self, interval: float) -> None:
         while True:
             await asyncio.sleep(interval)
             self._tick()
 
-    def _tick(self) -> None:
-        """Gives up leases gone stale, then renews the others on the live session."""
+    def _tick(self, at_once: bool = False) -> None:
+        """Gives up leases gone stale, then renews the others on the live session (with no lease
+        held, every few ticks only: :class:`HeartbeatCadence`)."""
         now = time.monotonic()
         held: list[TaskExecution] = []
         for r in list(self._executions.values()):
             r.execution.expire_if_stale(now)
             if r.execution.holds_lease:
                 held.append(r.execution)
+        if not self._heartbeats.due(bool(held), at_once):
+            return
         heartbeat = worker_pb2.Heartbeat(leases=[execution.lease_ref() for execution in held])
         if self._live is not None and self._live.write(
             worker_pb2.WorkerMessage(heartbeat=heartbeat)
