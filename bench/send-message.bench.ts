@@ -22,7 +22,7 @@
  * runs: the disk's `pg_test_fsync` figure, and the idle platform's CPU. Options: `--seconds N` (per run and side, default 10),
  * `--slices N` (parts per run and side, default 2; 1: each side once, the platform first),
  * `--warmup N` (seconds per mode, binding and side, default 3), `--idle N` (seconds the idle platform's CPU is
- * measured over, default 30), `--levels 1,16,64` (SendMessage),
+ * measured over, default 60), `--levels 1,16,64` (SendMessage),
  * `--stream-levels 16,64` (SendStreamingMessage; `none` to skip), `--bindings jsonrpc,rest,grpc` (default
  * jsonrpc), `--only platform,peer,reference` (the sides to run, default all three), `--cpu-prof DIR` (profiles of every process, summarised at the end),
  * `--platform-env KEY=VALUE` (repeatable: a setting of the standalone, to compare settings in alternated runs).
@@ -134,7 +134,7 @@ const DEFAULTS: Omit<Options, 'cpuProfDir' | 'platformEnv'> = {
   seconds: 10,
   slices: 2,
   warmupSeconds: 3,
-  idleSeconds: 30,
+  idleSeconds: 60,
   sendLevels: [1, 16, 64],
   streamLevels: [16, 64],
   bindings: ['jsonrpc'],
