@@ -1,5 +1,5 @@
 import { loadConfig, workerSchema } from '@lib/config';
-import { exitProcess, fieldLogger, startObservability } from '@lib/observability';
+import { exitProcess, fieldLogger, startProcessObservability } from '@lib/observability/process';
 import { AgentWorker, type AgentExecutor, type ExampleAgentId } from '@lib/worker-sdk';
 import { hostname } from 'node:os';
 import { CountdownAgent } from './countdown.agent';
@@ -79,7 +79,7 @@ async function main(): Promise<number> {
   return 0;
 }
 
-startObservability('agents');
+startProcessObservability('agents');
 main().then(
   (code) => exitProcess(code),
   (error: unknown) => {

@@ -3,6 +3,7 @@ import type { DestinationStream } from 'pino';
 import { afterEach, describe, expect, it } from 'vitest';
 import { addToLogContext, withLogContext } from './log-context';
 import { createLogger, fieldLogger, installLogger, type LoggingOptions } from './logging';
+import { NestLoggerAdapter } from './nest-logging';
 import { scrubSecrets } from './redaction';
 
 /** A logger writing into an array of lines. */
@@ -12,9 +13,15 @@ function capture(options: Partial<LoggingOptions> = {}): {
 } {
   const lines: string[] = [];
   const destination: DestinationStream = { write: (line: string) => lines.push(line) };
-  installLogger(
-    createLogger({ app: 'test-app', level: 'debug', format: 'json', destination, ...options }),
-  );
+  const logger = createLogger({
+    app: 'test-app',
+    level: 'debug',
+    format: 'json',
+    destination,
+    ...options,
+  });
+  installLogger(logger);
+  NestLoggerAdapter.install(logger);
   return {
     lines,
     entries: () => lines.map((line) => JSON.parse(line) as Record<string, unknown>),

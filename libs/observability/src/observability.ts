@@ -1,25 +1,14 @@
-import { loadConfig, observabilitySchema, tracingSchema } from '@lib/config';
 import { Module, type OnApplicationShutdown } from '@nestjs/common';
-import { exitOnFatalError } from './fatal-errors';
-import { createLogger, installLogger } from './logging';
-import { otlpTracingSetup, startTracing, stopTracing } from './tracing';
+import { NestLoggerAdapter } from './nest-logging';
+import { startProcessObservability } from './process-observability';
+import { stopTracing } from './tracing';
 
 /**
- * The first thing every process entry point (`apps/*\/src/main.ts`) does: its logs (pino: JSON lines, or
- * readable ones with LOG_FORMAT=pretty; every Nest logger writes to it), its traces (when an OTLP endpoint
- * is configured, docs/observability.md), and its end on a bug (logged at `fatal`, exit code 1).
- * `app` names the deployable in every line (`app`) and in the default service name (`a2a-<app>`).
+ * The first thing the entry point of a process that runs a Nest application (`apps/*\/src/main.ts`) does:
+ * `startProcessObservability`, and every Nest logger writes to the process's root logger.
  */
 export function startObservability(app: string): void {
-  const config = loadConfig(
-    observabilitySchema.pick({ LOG_LEVEL: true, LOG_FORMAT: true }).merge(tracingSchema),
-  );
-  installLogger(createLogger({ app, level: config.LOG_LEVEL, format: config.LOG_FORMAT }));
-  const tracing = otlpTracingSetup(app, config);
-  if (tracing) {
-    startTracing(tracing);
-  }
-  exitOnFatalError();
+  NestLoggerAdapter.install(startProcessObservability(app));
 }
 
 /** Sends the spans still buffered when the application shuts down. */

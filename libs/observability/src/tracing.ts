@@ -10,17 +10,7 @@ import {
   type SpanOptions,
   type Tracer,
 } from '@opentelemetry/api';
-import { W3CTraceContextPropagator } from '@opentelemetry/core';
-import { OTLPTraceExporter } from '@opentelemetry/exporter-trace-otlp-http';
-import { resourceFromAttributes } from '@opentelemetry/resources';
-import {
-  BatchSpanProcessor,
-  ParentBasedSampler,
-  TraceIdRatioBasedSampler,
-  type SpanProcessor,
-} from '@opentelemetry/sdk-trace-base';
-import { NodeTracerProvider } from '@opentelemetry/sdk-trace-node';
-import { ATTR_SERVICE_NAME } from '@opentelemetry/semantic-conventions';
+import type { SpanProcessor } from '@opentelemetry/sdk-trace-base';
 import { outsideLogContext } from './log-context';
 import { contextOf, traceparentOf } from './trace-context';
 
@@ -33,28 +23,39 @@ export interface TracingSetup {
   resourceAttributes?: Readonly<Record<string, string>>;
 }
 
-/**
- * The setup the standard OTEL_* variables describe: spans batched to an OTLP/HTTP receiver (JSON), or null
- * when tracing is off (no endpoint, or OTEL_SDK_DISABLED).
- */
-export function otlpTracingSetup(app: string, config: TracingConfig): TracingSetup | null {
+/** Tracing to an OTLP/HTTP receiver (JSON), as the standard OTEL_* variables describe it. */
+export interface OtlpTracing extends Omit<TracingSetup, 'spanProcessor'> {
+  /** Where the spans are sent. */
+  url: string;
+  headers?: Readonly<Record<string, string>>;
+}
+
+/** What the OTEL_* variables ask of `app`'s process, or null when tracing is off (no endpoint, or OTEL_SDK_DISABLED). */
+export function otlpTracing(app: string, config: TracingConfig): OtlpTracing | null {
   const base = config.OTEL_EXPORTER_OTLP_ENDPOINT?.replace(/\/+$/, '');
   const url = config.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT ?? (base ? `${base}/v1/traces` : undefined);
   if (config.OTEL_SDK_DISABLED || !url) {
     return null;
   }
-  const exporter = new OTLPTraceExporter({ url, headers: config.OTEL_EXPORTER_OTLP_HEADERS });
   return {
+    url,
+    headers: config.OTEL_EXPORTER_OTLP_HEADERS,
     serviceName: config.OTEL_SERVICE_NAME ?? `a2a-${app}`,
     sampleRatio: config.OTEL_TRACES_SAMPLER_ARG,
-    spanProcessor: new BatchSpanProcessor(exporter),
     resourceAttributes: config.OTEL_RESOURCE_ATTRIBUTES,
   };
 }
 
+/** A registered tracer provider (`registerProvider` of `./tracing-sdk`). */
+export interface TracingProvider {
+  getTracer(name: string): Tracer;
+  /** Sends the spans still buffered and stops. */
+  shutdown(): Promise<void>;
+}
+
 const TRACER_NAME = 'a2a-platform';
 
-let provider: NodeTracerProvider | null = null;
+let provider: TracingProvider | null = null;
 let tracer: Tracer = trace.getTracer(TRACER_NAME);
 
 /** The platform's tracer: the started provider's, else the API's, whose spans record nothing. */
@@ -67,23 +68,12 @@ export function tracingEnabled(): boolean {
   return provider !== null;
 }
 
-/**
- * Registers the tracer provider: spans recorded through `setup`, the W3C trace-context propagator, and the
- * AsyncLocalStorage context manager (the active span follows async calls).
- */
-export function startTracing(setup: TracingSetup): void {
+/** Records the platform's spans with `registered` from now on (the process's start). */
+export function startTracing(registered: TracingProvider): void {
   if (provider) {
     throw new Error('tracing is started already');
   }
-  provider = new NodeTracerProvider({
-    resource: resourceFromAttributes({
-      ...setup.resourceAttributes,
-      [ATTR_SERVICE_NAME]: setup.serviceName,
-    }),
-    sampler: new ParentBasedSampler({ root: new TraceIdRatioBasedSampler(setup.sampleRatio) }),
-    spanProcessors: [setup.spanProcessor],
-  });
-  provider.register({ propagator: new W3CTraceContextPropagator() });
+  provider = registered;
   tracer = provider.getTracer(TRACER_NAME);
 }
 

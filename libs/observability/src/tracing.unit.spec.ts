@@ -1,6 +1,10 @@
 import { loadConfig, tracingSchema } from '@lib/config';
 import { context, ROOT_CONTEXT, SpanStatusCode, trace } from '@opentelemetry/api';
-import { InMemorySpanExporter, SimpleSpanProcessor } from '@opentelemetry/sdk-trace-base';
+import {
+  BatchSpanProcessor,
+  InMemorySpanExporter,
+  SimpleSpanProcessor,
+} from '@opentelemetry/sdk-trace-base';
 import type { DestinationStream } from 'pino';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { addToLogContext, currentLogContext, withLogContext } from './log-context';
@@ -11,12 +15,13 @@ import {
   detached,
   inSpan,
   inSpanSync,
-  otlpTracingSetup,
+  otlpTracing,
   startTracing,
   stopTracing,
   tracingEnabled,
   underTraceparent,
 } from './tracing';
+import { otlpTracingSetup, registerProvider } from './tracing-sdk';
 
 const CALLER = '00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01';
 const UNSAMPLED = '00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-00';
@@ -27,11 +32,13 @@ describe('trace context propagation', () => {
 
   beforeEach(() => {
     exporter = new InMemorySpanExporter();
-    startTracing({
-      serviceName: 'test',
-      sampleRatio: 1,
-      spanProcessor: new SimpleSpanProcessor(exporter),
-    });
+    startTracing(
+      registerProvider({
+        serviceName: 'test',
+        sampleRatio: 1,
+        spanProcessor: new SimpleSpanProcessor(exporter),
+      }),
+    );
   });
 
   afterEach(async () => {
@@ -150,9 +157,9 @@ describe('tracing off', () => {
   });
 });
 
-describe('otlpTracingSetup (OTEL_* variables)', () => {
+describe('otlpTracing (OTEL_* variables)', () => {
   const setup = (env: Record<string, string>) =>
-    otlpTracingSetup('relay', loadConfig(tracingSchema, env));
+    otlpTracing('relay', loadConfig(tracingSchema, env));
 
   it('is off without an endpoint, or when OTEL_SDK_DISABLED is true', () => {
     expect(setup({})).toBeNull();
@@ -163,6 +170,7 @@ describe('otlpTracingSetup (OTEL_* variables)', () => {
 
   it('names the service a2a-<app> unless OTEL_SERVICE_NAME says otherwise, and reads the sample ratio', () => {
     expect(setup({ OTEL_EXPORTER_OTLP_ENDPOINT: 'http://collector:4318/' })).toMatchObject({
+      url: 'http://collector:4318/v1/traces',
       serviceName: 'a2a-relay',
       sampleRatio: 1,
       resourceAttributes: {},
@@ -175,10 +183,21 @@ describe('otlpTracingSetup (OTEL_* variables)', () => {
         OTEL_RESOURCE_ATTRIBUTES: 'deployment.environment.name=prod,team=a%20b',
       }),
     ).toMatchObject({
+      url: 'http://collector:4318/v1/traces',
       serviceName: 'relay-eu',
       sampleRatio: 0.25,
       resourceAttributes: { 'deployment.environment.name': 'prod', team: 'a b' },
     });
+  });
+
+  it('batches the spans to that receiver (the SDK half, loaded only by a process that traces)', async () => {
+    const otlp = setup({ OTEL_EXPORTER_OTLP_ENDPOINT: 'http://collector:4318' });
+    expect(otlp).not.toBeNull();
+    const built = otlpTracingSetup(otlp!);
+    expect(built).toMatchObject({ serviceName: 'a2a-relay', sampleRatio: 1 });
+    expect(built.spanProcessor).toBeInstanceOf(BatchSpanProcessor);
+    expect(built).not.toHaveProperty('url');
+    await built.spanProcessor.shutdown();
   });
 
   it('refuses key=value lists it cannot read', () => {
