@@ -1,4 +1,4 @@
-import { runner } from 'node-pg-migrate';
+import type * as PgMigrate from 'node-pg-migrate';
 import { existsSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import {
@@ -21,6 +21,16 @@ export function migrationsDir(): string {
     dir = dirname(dir);
   }
   throw new Error('migrations folder not found');
+}
+
+/**
+ * node-pg-migrate's runner, loaded by a process the first time it migrates: every platform process imports
+ * this library, and in a cluster none of them migrates (the migrations Job does; SCHEMA_MIGRATION=wait), so
+ * they never load its 133 modules (ADR 0017).
+ */
+function runner(options: PgMigrate.RunnerOption): ReturnType<typeof PgMigrate.runner> {
+  // eslint-disable-next-line @typescript-eslint/no-require-imports -- loaded on first use, see above
+  return (require('node-pg-migrate') as typeof PgMigrate).runner(options);
 }
 
 /** What node-pg-migrate throws, without waiting, while another process holds its advisory lock. */
