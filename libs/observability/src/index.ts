@@ -1,12 +1,6 @@
+// Everything: the Nest-free half (`./process`, also `@lib/observability/process`) and what only a Nest application uses.
 export * from './call-notes';
-export * from './fatal-errors';
-export * from './log-context';
-export * from './logging';
 export * from './nest-logging';
 export * from './observability';
 export * from './ops';
-export * from './process-observability';
-export * from './redaction';
-export * from './span-names';
-export * from './trace-context';
-export * from './tracing';
+export * from './process';

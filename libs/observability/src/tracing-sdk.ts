@@ -17,7 +17,7 @@ import type { OtlpTracing, TracingSetup } from './tracing';
 
 /** Spans batched to the OTLP/HTTP receiver `otlp` names. */
 export function otlpTracingSetup({ url, headers, ...setup }: OtlpTracing): TracingSetup {
-  const exporter = new OTLPTraceExporter({ url, headers: headers && { ...headers } });
+  const exporter = new OTLPTraceExporter({ url, headers });
   return { ...setup, spanProcessor: new BatchSpanProcessor(exporter) };
 }
 

@@ -27,7 +27,7 @@ export interface TracingSetup {
 export interface OtlpTracing extends Omit<TracingSetup, 'spanProcessor'> {
   /** Where the spans are sent. */
   url: string;
-  headers?: Readonly<Record<string, string>>;
+  headers?: Record<string, string>;
 }
 
 /** What the OTEL_* variables ask of `app`'s process, or null when tracing is off (no endpoint, or OTEL_SDK_DISABLED). */
