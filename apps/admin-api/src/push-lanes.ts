@@ -7,7 +7,7 @@ import {
   type Lane,
 } from '@lib/push';
 import { Inject, Injectable, Logger, type OnModuleDestroy } from '@nestjs/common';
-import { Queue } from 'bullmq';
+import type * as BullMq from 'bullmq';
 import type { Redis } from 'ioredis';
 import { ADMIN_CONFIG, ADMIN_REDIS } from './tokens';
 
@@ -23,15 +23,26 @@ const WAKE_TIMEOUT_MS = 2_000;
 @Injectable()
 export class PushLanes implements OnModuleDestroy {
   private readonly logger = new Logger(PushLanes.name);
-  private readonly queue: Queue<Lane>;
+  /** Made by the first redrive: BullMQ's 218 modules load in an admin API that redrives (ADR 0017). */
+  private queue: BullMq.Queue<Lane> | null = null;
 
-  constructor(@Inject(ADMIN_CONFIG) config: AdminApiConfig, @Inject(ADMIN_REDIS) redis: Redis) {
-    this.queue = new Queue<Lane>(LANE_QUEUE, {
-      connection: redis,
-      prefix: config.PUSH_QUEUE_PREFIX,
-      defaultJobOptions: LANE_JOB_OPTIONS,
-    });
-    this.queue.on('error', () => undefined);
+  constructor(
+    @Inject(ADMIN_CONFIG) private readonly config: AdminApiConfig,
+    @Inject(ADMIN_REDIS) private readonly redis: Redis,
+  ) {}
+
+  private laneQueue(): BullMq.Queue<Lane> {
+    if (!this.queue) {
+      // eslint-disable-next-line @typescript-eslint/no-require-imports -- loaded on first use, see above
+      const { Queue } = require('bullmq') as typeof BullMq;
+      this.queue = new Queue<Lane>(LANE_QUEUE, {
+        connection: this.redis,
+        prefix: this.config.PUSH_QUEUE_PREFIX,
+        defaultJobOptions: LANE_JOB_OPTIONS,
+      });
+      this.queue.on('error', () => undefined);
+    }
+    return this.queue;
   }
 
   /**
@@ -44,7 +55,7 @@ export class PushLanes implements OnModuleDestroy {
       taskId: delivery.taskId,
       configId: delivery.configId,
     };
-    const added = this.queue.add('lane', lane, {
+    const added = this.laneQueue().add('lane', lane, {
       jobId: redriveJobId(delivery.deliveryId, Date.now()),
     });
     // A job added after the answer is still right: the lane runs once more.
@@ -69,6 +80,6 @@ export class PushLanes implements OnModuleDestroy {
   }
 
   async onModuleDestroy(): Promise<void> {
-    await this.queue.close().catch(() => undefined);
+    await this.queue?.close().catch(() => undefined);
   }
 }

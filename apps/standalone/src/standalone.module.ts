@@ -6,9 +6,9 @@ import { AgentCardKeys } from '../../ingress/src/cards/agent-card.keys';
 import { IngressModule } from '../../ingress/src/ingress.module';
 import { A2aOperations } from '../../ingress/src/operations/a2a-operations';
 import { LocalCommits } from '../../ingress/src/streaming/local-commits';
-import { PushDispatcherModule } from '../../push-dispatcher/src/push-dispatcher.module';
+import type * as PushDispatcher from '../../push-dispatcher/src/push-dispatcher.module';
 import { PUSH_SIGNING_KEY } from '../../push-dispatcher/src/tokens';
-import { RelayModule } from '../../relay/src/relay.module';
+import type * as Relay from '../../relay/src/relay.module';
 import { TaskCommands } from '../../task-service/src/task-commands';
 import { TaskServiceModule } from '../../task-service/src/task-service.module';
 import { TaskWriter } from '../../task-service/src/write/task-writer';
@@ -19,6 +19,8 @@ import { WriterCommits } from './writer-commits';
 /**
  * Every deployable in one process: the local default (`npm start`). `plan` says which of the optional ones
  * run and what the platform offers (local-servers.ts: the relay and the push dispatcher need their servers).
+ * Those two are loaded only when they run: a standalone without them (no Kafka on a laptop, the bench) never
+ * loads kafkajs or BullMQ (ADR 0017).
  */
 @Module({})
 export class StandaloneModule {
@@ -55,11 +57,22 @@ export class StandaloneModule {
         taskService,
         ingress,
         AdminApiModule.forRoot(config),
-        ...(plan.relay ? [RelayModule.forRoot(config)] : []),
+        ...(plan.relay ? [relayModule().forRoot(config)] : []),
         ...(plan.pushDispatcher
-          ? [PushDispatcherModule.forRoot(config, signingKey, [ingress])]
+          ? [pushDispatcherModule().forRoot(config, signingKey, [ingress])]
           : []),
       ],
     };
   }
+}
+
+function relayModule(): typeof Relay.RelayModule {
+  // eslint-disable-next-line @typescript-eslint/no-require-imports -- loaded when it runs (StandaloneModule)
+  return (require('../../relay/src/relay.module') as typeof Relay).RelayModule;
+}
+
+function pushDispatcherModule(): typeof PushDispatcher.PushDispatcherModule {
+  const path = '../../push-dispatcher/src/push-dispatcher.module';
+  // eslint-disable-next-line @typescript-eslint/no-require-imports -- loaded when it runs (StandaloneModule)
+  return (require(path) as typeof PushDispatcher).PushDispatcherModule;
 }

@@ -1,6 +1,6 @@
 import { isSpanContextValid, trace } from '@opentelemetry/api';
 import { pino, stdTimeFunctions, type DestinationStream, type Level, type Logger } from 'pino';
-import { prettyFactory } from 'pino-pretty';
+import type * as PinoPretty from 'pino-pretty';
 import { currentLogContext } from './log-context';
 import { censor, REDACTED_PATHS, scrubSecrets } from './redaction';
 
@@ -54,8 +54,14 @@ function callFields(): Record<string, string> {
   return fields;
 }
 
-/** Lines for people: time, level, app and component, the message, then the other fields on the same line. */
+/**
+ * Lines for people: time, level, app and component, the message, then the other fields on the same line.
+ * pino-pretty is loaded here, by a process that writes such lines: JSON logs (every deployed process) never
+ * load its 31 modules (ADR 0017).
+ */
 function prettyLines(out: DestinationStream, colorize: boolean): DestinationStream {
+  // eslint-disable-next-line @typescript-eslint/no-require-imports -- loaded on first use, see above
+  const { prettyFactory } = require('pino-pretty') as typeof PinoPretty;
   const pretty = prettyFactory({
     colorize,
     translateTime: 'SYS:HH:MM:ss.l',
