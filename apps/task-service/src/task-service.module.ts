@@ -19,6 +19,7 @@ import { PushConfigHandler } from './commands/push-config.handler';
 import { SendMessageHandler } from './commands/send-message.handler';
 import { Dispatcher } from './dispatch/dispatcher';
 import { LeaseSweeper } from './dispatch/lease-sweeper';
+import { WorkPoll } from './dispatch/work-poll';
 import { WorkerRegistry } from './dispatch/worker-registry';
 import { GrpcServers } from './grpc/grpc-servers';
 import { WorkerServiceBinding } from './grpc/worker-service.binding';
@@ -88,6 +89,7 @@ export class TaskServiceModule {
         ListTasksQuery,
         Dispatcher,
         LeaseSweeper,
+        WorkPoll,
         {
           provide: WorkerSessionStore,
           useFactory: (pool: Pool) => new WorkerSessionStore(pool),

@@ -40,19 +40,23 @@ afterAll(async () => {
   await db?.drop();
 });
 
-describe('WorkQueue, as the idle polls read it', () => {
+describe('WorkQueue, as the idle poll reads it', () => {
+  const echo: AgentRef = { tenantId: ACME, agentId: agentIdOf('echo') };
+  const summarize: AgentRef = { tenantId: ACME, agentId: agentIdOf('summarize') };
+  const globexEcho: AgentRef = { tenantId: GLOBEX, agentId: agentIdOf('echo') };
+
   it('names, of the agents asked about, those with queued work, in one statement', async () => {
-    const echo: AgentRef = { tenantId: ACME, agentId: agentIdOf('echo') };
-    const summarize: AgentRef = { tenantId: ACME, agentId: agentIdOf('summarize') };
-    const globexEcho: AgentRef = { tenantId: GLOBEX, agentId: agentIdOf('echo') };
-    await expect(queue.withQueuedWork([summarize, echo, globexEcho])).resolves.toEqual([echo]);
-    await expect(queue.withQueuedWork([summarize, globexEcho])).resolves.toEqual([]);
-    await expect(queue.withQueuedWork([])).resolves.toEqual([]);
+    expect((await queue.scan([summarize, echo, globexEcho])).queued).toEqual([echo]);
+    expect((await queue.scan([summarize, globexEcho])).queued).toEqual([]);
+    expect((await queue.scan([])).queued).toEqual([]);
   });
 
-  it('says whether a lease is overdue and whether a cancel deadline passed', async () => {
+  it('says in the same statement whether a lease is overdue and whether a cancel deadline passed', async () => {
     // The fixture's leases and cancel deadline lie in the past.
-    await expect(queue.overdue()).resolves.toEqual({ leases: true, cancels: true });
+    await expect(queue.scan([])).resolves.toEqual({
+      queued: [],
+      overdue: { leases: true, cancels: true },
+    });
     const fresh = await createTestDatabase('work_queue_fresh');
     try {
       await fresh.pool.query(
@@ -62,9 +66,9 @@ describe('WorkQueue, as the idle polls read it', () => {
                 ('acme', 'leased-1', 'echo', 'leased', now(), 1, 1, 'w-1', now() + interval '1 hour',
                  now() + interval '1 hour')`,
       );
-      await expect(new WorkQueue(fresh.pool).overdue()).resolves.toEqual({
-        leases: false,
-        cancels: false,
+      await expect(new WorkQueue(fresh.pool).scan([echo, summarize])).resolves.toEqual({
+        queued: [echo],
+        overdue: { leases: false, cancels: false },
       });
     } finally {
       await fresh.drop();

@@ -22,6 +22,20 @@ export interface HeldLease extends LeaseRef {
   expiresAt: string;
 }
 
+/** What one poll of the queue found ({@link WorkQueue.scan}). */
+export interface WorkScan {
+  /** Of the agents asked about, those with queued work. */
+  queued: AgentRef[];
+  /** Whether any lease is overdue, and whether any cancel deadline has passed. */
+  overdue: Overdue;
+}
+
+/** Whether the lease sweeper has work: an overdue lease, a passed cancel deadline. */
+export interface Overdue {
+  leases: boolean;
+  cancels: boolean;
+}
+
 /** A task's row in `ops.task_work`: queued, or leased to a worker session. */
 export interface TaskWork {
   status: 'queued' | 'leased';
@@ -58,26 +72,41 @@ export class WorkQueue {
   }
 
   /**
-   * Of `agents`, those with queued work: one index probe per agent in one statement, so that a poll of every
-   * agent a replica hosts costs one round trip however many agents it hosts (and claims only where work waits).
+   * What an idle replica looks for once per poll, in one statement without locks or a transaction: which of
+   * `agents` (those it hosts) have queued work (one index probe each, however many it hosts), whether any
+   * lease is overdue, and whether any cancel deadline has passed. Claims and the sweep's locking reads run
+   * only where this finds work.
    */
-  async withQueuedWork(agents: readonly AgentRef[]): Promise<AgentRef[]> {
-    if (agents.length === 0) {
-      return [];
-    }
-    const result = await this.pool.query<{ tenant_id: string; agent_id: string }>({
-      name: 'work-queue.with-queued-work',
-      text: `SELECT a.tenant_id, a.agent_id
-               FROM unnest($1::text[], $2::text[]) AS a(tenant_id, agent_id)
-              WHERE EXISTS (SELECT 1 FROM ops.task_work w
-                             WHERE w.tenant_id = a.tenant_id AND w.agent_id = a.agent_id
-                               AND w.status = 'queued')`,
+  async scan(agents: readonly AgentRef[]): Promise<WorkScan> {
+    const result = await this.pool.query<{
+      leases: boolean;
+      cancels: boolean;
+      tenant_ids: string[] | null;
+      agent_ids: string[] | null;
+    }>({
+      name: 'work-queue.scan',
+      text: `SELECT EXISTS (SELECT 1 FROM ops.task_work
+                             WHERE status = 'leased' AND lease_expires_at < now()) AS leases,
+                    EXISTS (SELECT 1 FROM ops.task_work WHERE cancel_deadline < now()) AS cancels,
+                    q.tenant_ids, q.agent_ids
+               FROM (SELECT array_agg(a.tenant_id) AS tenant_ids, array_agg(a.agent_id) AS agent_ids
+                       FROM unnest($1::text[], $2::text[]) AS a(tenant_id, agent_id)
+                      WHERE EXISTS (SELECT 1 FROM ops.task_work w
+                                     WHERE w.tenant_id = a.tenant_id AND w.agent_id = a.agent_id
+                                       AND w.status = 'queued')) AS q`,
       values: [agents.map((a) => a.tenantId), agents.map((a) => a.agentId)],
     });
-    return result.rows.map((row) => ({
-      tenantId: tenantIdOf(row.tenant_id),
-      agentId: agentIdOf(row.agent_id),
-    }));
+    const row = result.rows[0];
+    const agentIds = row?.agent_ids ?? [];
+    return {
+      queued: (row?.tenant_ids ?? []).flatMap((tenantId, i) => {
+        const agentId = agentIds[i];
+        return agentId === undefined
+          ? []
+          : [{ tenantId: tenantIdOf(tenantId), agentId: agentIdOf(agentId) }];
+      }),
+      overdue: { leases: row?.leases ?? false, cancels: row?.cancels ?? false },
+    };
   }
 
   /**
@@ -110,21 +139,6 @@ export class WorkQueue {
     });
     const row = result.rows[0];
     return { leased: row?.leased ?? 0, queued: (row?.queued ?? []).map(taskIdOf) };
-  }
-
-  /**
-   * Whether any lease is overdue and whether any cancel deadline has passed: one statement without locks or
-   * a transaction, which lets an idle sweep end there (the locking reads above run only when there is work).
-   */
-  async overdue(): Promise<{ leases: boolean; cancels: boolean }> {
-    const result = await this.pool.query<{ leases: boolean; cancels: boolean }>({
-      name: 'work-queue.overdue',
-      text: `SELECT EXISTS (SELECT 1 FROM ops.task_work
-                             WHERE status = 'leased' AND lease_expires_at < now()) AS leases,
-                    EXISTS (SELECT 1 FROM ops.task_work WHERE cancel_deadline < now()) AS cancels`,
-    });
-    const row = result.rows[0];
-    return { leases: row?.leases ?? false, cancels: row?.cancels ?? false };
   }
 
   /**

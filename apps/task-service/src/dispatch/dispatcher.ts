@@ -72,7 +72,6 @@ export class Dispatcher implements OnApplicationBootstrap, OnModuleDestroy {
    * connection for its transaction (waiting for the agent's lock too) that the writer's batches need.
    */
   private cappedTurn: Promise<unknown> = Promise.resolve();
-  private timer: NodeJS.Timeout | null = null;
   private subscriptions: (() => void)[] = [];
   /** Claims failed because the database was unreachable, since the last claim that worked. */
   private unreachable = 0;
@@ -97,8 +96,6 @@ export class Dispatcher implements OnApplicationBootstrap, OnModuleDestroy {
       // A raised or lifted cap leaves slots for the agent's queued work.
       this.agents.onMaxConcurrencyChanged((agent) => this.wake(agentKey(agent))),
     ];
-    this.timer = setInterval(() => void this.poll(), this.config.SWEEP_INTERVAL_MS);
-    this.timer.unref();
   }
 
   private kickAll(): void {
@@ -108,30 +105,30 @@ export class Dispatcher implements OnApplicationBootstrap, OnModuleDestroy {
     }
   }
 
-  /**
-   * The fallback for lost notices and failed claims: one query asks which of the agents hosted here have
-   * queued work, and only those are claimed for (an idle replica sends one statement per poll, not a claim
-   * per agent).
-   */
-  private async poll(): Promise<void> {
-    const hosted = [...this.sessions.values()].flatMap((set) => {
+  /** The agents with a worker connected here: those the replica's poll asks about (work-poll.ts). */
+  hostedAgents(): AgentRef[] {
+    return [...this.sessions.values()].flatMap((set) => {
       const [first] = set;
       return first ? [first.agent] : [];
     });
-    try {
-      const waiting = await this.work.withQueuedWork(hosted);
-      this.reached();
-      waiting.forEach((agent) => this.wake(agentKey(agent)));
-    } catch (error) {
-      this.dispatchFailed(error);
-    }
+  }
+
+  /**
+   * The poll found queued work for these hosted agents: the fallback for lost notices and failed claims.
+   * Only those agents are claimed for (an idle replica sends no claim per agent).
+   */
+  queuedWorkFound(agents: readonly AgentRef[]): void {
+    this.reached();
+    agents.forEach((agent) => this.wake(agentKey(agent)));
+  }
+
+  /** The poll failed: like a failed claim, retried by the next poll. */
+  pollFailed(error: unknown): void {
+    this.dispatchFailed(error);
   }
 
   async onModuleDestroy(): Promise<void> {
     this.subscriptions.forEach((unsubscribe) => unsubscribe());
-    if (this.timer) {
-      clearInterval(this.timer);
-    }
     await Promise.allSettled(this.running.values());
   }
 

@@ -2,14 +2,8 @@ import type { TaskServiceConfig } from '@lib/config';
 import { isTransientDatabaseError } from '@lib/event-store';
 import { metrics } from '@lib/observability';
 import { decide, type TaskCommand } from '@lib/task-domain';
-import { WorkQueue } from '@lib/work-queue';
-import {
-  Inject,
-  Injectable,
-  Logger,
-  type OnApplicationBootstrap,
-  type OnModuleDestroy,
-} from '@nestjs/common';
+import { WorkQueue, type Overdue } from '@lib/work-queue';
+import { Inject, Injectable, Logger, type OnModuleDestroy } from '@nestjs/common';
 import { randomUUID } from 'node:crypto';
 import { AgentDirectory } from '../agent-directory';
 import { TASK_SERVICE_CONFIG } from '../tokens';
@@ -19,17 +13,18 @@ const BATCH = 100;
 
 /**
  * Ends leases whose worker stopped heart-beating (re-dispatch or fail, per the agent's policy) and cancels
- * tasks whose worker did not confirm a cancel before the deadline. Runs on every replica; work rows are
- * locked through the {@link WorkQueue} with `FOR UPDATE SKIP LOCKED`, and each decision re-checks the lease epoch, so replicas never double up.
+ * tasks whose worker did not confirm a cancel before the deadline. Runs on every replica, when the replica's
+ * poll (work-poll.ts) finds a lease or a cancel deadline overdue; work rows are locked through the
+ * {@link WorkQueue} with `FOR UPDATE SKIP LOCKED`, and each decision re-checks the lease epoch, so replicas
+ * never double up.
  *
  * After the database was unreachable, no lease is expired for one lease TTL: heartbeats could not renew
  * leases meanwhile, so an overdue lease then says nothing about its worker. Live workers renew theirs within
  * a heartbeat or two of the return; only the leases of workers that really went away expire after that.
  */
 @Injectable()
-export class LeaseSweeper implements OnApplicationBootstrap, OnModuleDestroy {
+export class LeaseSweeper implements OnModuleDestroy {
   private readonly logger = new Logger(LeaseSweeper.name);
-  private timer: NodeJS.Timeout | null = null;
   private sweeping: Promise<void> | null = null;
   /** The database failed the last sweep: the next successful one starts the grace period. */
   private databaseAway = false;
@@ -43,46 +38,40 @@ export class LeaseSweeper implements OnApplicationBootstrap, OnModuleDestroy {
     @Inject(TASK_SERVICE_CONFIG) private readonly config: TaskServiceConfig,
   ) {}
 
-  onApplicationBootstrap(): void {
-    this.timer = setInterval(() => {
-      this.sweeping ??= this.sweep()
-        .then(() => this.databaseReachable())
+  async onModuleDestroy(): Promise<void> {
+    await this.sweeping;
+  }
+
+  /**
+   * The poll reached the database and found `overdue`: a pass starts when there is something to do and no
+   * pass is running (a pass still running will not miss it: it works until nothing overdue is left, or a
+   * batch is done and the next poll finds the rest).
+   */
+  polled(overdue: Overdue): void {
+    this.databaseReachable();
+    if (overdue.leases || overdue.cancels) {
+      this.sweeping ??= this.sweep(overdue)
         .catch((error: unknown) => this.sweepFailed(error))
         .finally(() => {
           this.sweeping = null;
         });
-    }, this.config.SWEEP_INTERVAL_MS);
-    this.timer.unref();
-  }
-
-  async onModuleDestroy(): Promise<void> {
-    if (this.timer) {
-      clearInterval(this.timer);
     }
-    await this.sweeping;
   }
 
-  /** One pass; returns how many tasks it changed. */
-  async sweep(): Promise<number> {
-    let changed = 0;
-    const overdue = await this.work.overdue();
+  /** One pass over what the poll found overdue. */
+  private async sweep(overdue: Overdue): Promise<void> {
     // Right after an outage (seen, or still going on) overdue leases prove nothing: they wait.
     const expiring = overdue.leases && !this.databaseAway && Date.now() >= this.expiryHeldUntil;
     for (let i = 0; i < BATCH && expiring; i++) {
-      const done = await this.expireOne();
-      if (done === null) {
+      if (!(await this.expireOne())) {
         break;
       }
-      changed += done;
     }
     for (let i = 0; i < BATCH && overdue.cancels; i++) {
-      const done = await this.enforceOneCancel();
-      if (done === null) {
+      if (!(await this.enforceOneCancel())) {
         break;
       }
-      changed += done;
     }
-    return changed;
   }
 
   private databaseReachable(): void {
@@ -95,7 +84,8 @@ export class LeaseSweeper implements OnApplicationBootstrap, OnModuleDestroy {
     }
   }
 
-  private sweepFailed(error: unknown): void {
+  /** A sweep, or the poll before it, failed: after an outage, expiries wait (see the class). */
+  sweepFailed(error: unknown): void {
     if (!isTransientDatabaseError(error)) {
       this.logger.warn(`sweep failed: ${String(error)}`);
       return;
@@ -106,12 +96,12 @@ export class LeaseSweeper implements OnApplicationBootstrap, OnModuleDestroy {
     }
   }
 
-  /** Expires one overdue lease; null when none is left. */
-  private async expireOne(): Promise<number | null> {
+  /** Expires one overdue lease; false when none is left. */
+  private async expireOne(): Promise<boolean> {
     return this.tasks.transact(async (client) => {
       const due = await this.work.lockOverdueLease(client);
       if (!due) {
-        return null;
+        return false;
       }
       const command: TaskCommand = {
         type: 'ExpireLease',
@@ -134,15 +124,15 @@ export class LeaseSweeper implements OnApplicationBootstrap, OnModuleDestroy {
         metrics.leaseExpiries.inc({ outcome: events.length === 1 ? 'requeued' : 'ended' });
       }
       // Nothing changed (a clock edge): stop this pass rather than pick the same row again.
-      return events.length > 0 ? 1 : null;
+      return events.length > 0;
     });
   }
 
-  private async enforceOneCancel(): Promise<number | null> {
+  private async enforceOneCancel(): Promise<boolean> {
     return this.tasks.transact(async (client) => {
       const task = await this.work.lockOverdueCancel(client);
       if (!task) {
-        return null;
+        return false;
       }
       const command: TaskCommand = { type: 'EnforceCancelDeadline', now: new Date() };
       const { events } = await this.tasks.executeIn(
@@ -152,7 +142,7 @@ export class LeaseSweeper implements OnApplicationBootstrap, OnModuleDestroy {
         { actor: { kind: 'system', id: this.config.REPLICA_ID }, binding: 'lease-sweeper' },
       );
       // Nothing changed (a clock edge): stop this pass rather than pick the same row again.
-      return events.length > 0 ? 1 : null;
+      return events.length > 0;
     });
   }
 }
