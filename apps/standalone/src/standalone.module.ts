@@ -72,7 +72,8 @@ function relayModule(): typeof Relay.RelayModule {
 }
 
 function pushDispatcherModule(): typeof PushDispatcher.PushDispatcherModule {
-  const path = '../../push-dispatcher/src/push-dispatcher.module';
-  // eslint-disable-next-line @typescript-eslint/no-require-imports -- loaded when it runs (StandaloneModule)
-  return (require(path) as typeof PushDispatcher).PushDispatcherModule;
+  const loaded =
+    // eslint-disable-next-line @typescript-eslint/no-require-imports -- loaded when it runs (StandaloneModule)
+    require('../../push-dispatcher/src/push-dispatcher.module') as typeof PushDispatcher;
+  return loaded.PushDispatcherModule;
 }

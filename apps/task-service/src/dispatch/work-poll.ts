@@ -1,5 +1,5 @@
 import type { TaskServiceConfig } from '@lib/config';
-import { WorkQueue } from '@lib/work-queue';
+import { WorkQueue, type WorkScan } from '@lib/work-queue';
 import {
   Inject,
   Injectable,
@@ -45,13 +45,15 @@ export class WorkPoll implements OnApplicationBootstrap, OnModuleDestroy {
   }
 
   private async poll(): Promise<void> {
+    let scan: WorkScan;
     try {
-      const { queued, overdue } = await this.work.scan(this.dispatcher.hostedAgents());
-      this.dispatcher.queuedWorkFound(queued);
-      this.sweeper.polled(overdue);
+      scan = await this.work.scan(this.dispatcher.hostedAgents());
     } catch (error) {
       this.dispatcher.pollFailed(error);
       this.sweeper.sweepFailed(error);
+      return;
     }
+    this.dispatcher.queuedWorkFound(scan.queued);
+    this.sweeper.polled(scan.overdue);
   }
 }
