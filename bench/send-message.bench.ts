@@ -21,8 +21,9 @@
  * request, Postgres commits, rows written by table, WAL bytes and the CPU of their backends. Before the
  * runs: the disk's `pg_test_fsync` figure, and the idle platform's CPU. Options: `--seconds N` (per run and side, default 10),
  * `--slices N` (parts per run and side, default 2; 1: each side once, the platform first),
- * `--warmup N` (seconds per mode, binding and side, default 3), `--idle N` (seconds the idle platform's CPU is
- * measured over, default 60), `--settled N` (seconds of a second idle reading right after the first, by when
+ * `--warmup N` (seconds per mode, binding and side, default 3), `--rewarm N` (seconds of unmeasured load at the
+ * run's own level given to each side right before its first part of each run, default 3; 0: none), `--idle N` (seconds the idle
+ * platform's CPU is measured over, default 60), `--settled N` (seconds of a second idle reading right after the first, by when
  * the collections that follow the platform's start and its warm-up are usually over; default 0: none),
  * `--levels 1,16,64` (SendMessage),
  * `--stream-levels 16,64` (SendStreamingMessage; `none` to skip), `--bindings jsonrpc,rest,grpc` (default
@@ -82,6 +83,11 @@ interface Options {
   /** Parts of each run per side, taken in turns with the other side. */
   slices: number;
   warmupSeconds: number;
+  /**
+   * Seconds of load at a run's own level that each side gets, unmeasured, before its first part: a process that
+   * idled (the idle reading, or the runs of the other sides) is slower for its first seconds back under load.
+   */
+  rewarmSeconds: number;
   /** Seconds the idle platform's CPU is measured over, after the idle commit rates are read. */
   idleSeconds: number;
   /** Seconds of a second idle reading right after the first (0: none). */
@@ -119,6 +125,11 @@ interface DurableExtra {
   /** CPU seconds of each process group: the platform's standalone and echo worker, the peer's process, and
    *  each side's Postgres backends (`postgres`). */
   cpuSeconds: Record<string, number>;
+  /**
+   * The requests the database's counters (commits, rows, events) hold: the run's and those of its warm-up;
+   * the other figures are read around the run's own parts.
+   */
+  counted: number;
   commits: number;
   /** Rows written, by table. */
   rows: Map<string, number>;
@@ -138,6 +149,7 @@ const DEFAULTS: Omit<Options, 'cpuProfDir' | 'platformEnv'> = {
   seconds: 10,
   slices: 2,
   warmupSeconds: 3,
+  rewarmSeconds: 3,
   idleSeconds: 60,
   settledSeconds: 0,
   sendLevels: [1, 16, 64],
@@ -147,7 +159,7 @@ const DEFAULTS: Omit<Options, 'cpuProfDir' | 'platformEnv'> = {
 };
 const WARMUP_CONCURRENCY = 16;
 const USAGE =
-  'options: --seconds N, --slices N, --warmup N, --idle N, --settled N, --levels 1,16,64, ' +
+  'options: --seconds N, --slices N, --warmup N, --rewarm N, --idle N, --settled N, --levels 1,16,64, ' +
   '--stream-levels 16,64|none, ' +
   `--bindings ${BINDINGS.join(',')}, --only ${SIDES.join(',')}, --cpu-prof DIR, --platform-env KEY=VALUE`;
 
@@ -191,6 +203,9 @@ function parseOptions(argv: string[]): Options {
       }
       case '--warmup':
         options.warmupSeconds = positive();
+        break;
+      case '--rewarm':
+        options.rewarmSeconds = value === '0' ? 0 : positive();
         break;
       case '--idle':
         options.idleSeconds = positive();
@@ -448,10 +463,10 @@ function printDurableDetail(results: RunResult[]): void {
         [
           runLabel(run),
           side,
-          fmt(perRequest(extra.commits, m), 2),
-          fmt(perRequest(rowsWritten, m), 1),
+          fmt(extra.commits / extra.counted, 2),
+          fmt(rowsWritten / extra.counted, 1),
           fmt(perRequest(extra.walBytes, m), 0),
-          extra.events === null ? '-' : fmt(perRequest(extra.events, m), 2),
+          extra.events === null ? '-' : fmt(extra.events / extra.counted, 2),
           ...cpuColumns(side, extra, m),
         ],
       ];
@@ -480,13 +495,14 @@ function printDurableDetail(results: RunResult[]): void {
     ),
   );
   console.log(
-    "PG commits: xact_commit of the side's database (pg_stat_database) over the run, read 11 s after its load\n" +
-      "so that every backend has published its counters, less the idle side's rate and the bench's own reads; a\n" +
-      'statement outside an explicit transaction counts as one. rows written: rows inserted, updated or deleted\n' +
-      "in the side's tables (pg_stat_user_tables; by table below). WAL bytes: pg_current_wal_lsn() moved while\n" +
-      "the side's load ran (the cluster's WAL: anything else written meanwhile counts too). events: rows\n" +
-      "appended to events.messages. process CPU: the platform's standalone + echo worker, the peer's process.\n" +
-      "PG backends: the backends connected to the side's database. all: both together.",
+    "PG commits: xact_commit of the side's database (pg_stat_database) over the run and its warm-up, read 11 s\n" +
+      "after its load so that every backend has published its counters, less the idle side's rate and the bench's\n" +
+      'own reads, over the requests of both; a statement outside an explicit transaction counts as one. rows\n' +
+      "written: rows inserted, updated or deleted in the side's tables (pg_stat_user_tables; by table below), the\n" +
+      "same way. WAL bytes: pg_current_wal_lsn() moved while the side's load ran (the cluster's WAL: anything\n" +
+      'else written meanwhile counts too). events: rows appended to events.messages, the same way. process\n' +
+      "CPU: the platform's standalone + echo worker, the peer's process. PG backends: the backends connected to\n" +
+      "the side's database. all: both together. WAL bytes and CPU: over the run's parts only.",
   );
 }
 
@@ -495,13 +511,12 @@ function printRowsByTable(results: RunResult[]): void {
   for (const side of ['platform', 'peer'] as const) {
     const rows = new Map<string, number>();
     let requests = 0;
-    for (const { sides, durable } of results) {
+    for (const { durable } of results) {
       const extra = durable.get(side);
-      const m = sides.get(side);
-      if (!extra || !m) {
+      if (!extra) {
         continue;
       }
-      requests += attempts(m);
+      requests += extra.counted;
       for (const [name, n] of extra.rows) {
         rows.set(name, (rows.get(name) ?? 0) + n);
       }
@@ -660,7 +675,7 @@ async function main(): Promise<number> {
   console.log(
     `sides: ${sides.join(', ')}; per run and side: ${options.seconds} s in ${options.slices} part(s)` +
       `${options.slices > 1 && sides.length > 1 ? ' taken in turns (reference, platform, platform, reference, …)' : ''}; warm-up: ${options.warmupSeconds} s at ` +
-      `concurrency ${WARMUP_CONCURRENCY} per mode, binding and side; SendMessage levels: ${options.sendLevels.join(', ')}; ` +
+      `concurrency ${WARMUP_CONCURRENCY} per mode, binding and side, and ${options.rewarmSeconds} s at each run's level before the side's first part of it; SendMessage levels: ${options.sendLevels.join(', ')}; ` +
       `SendStreamingMessage levels: ${options.streamLevels.join(', ') || 'none'}; bindings: ${options.bindings.join(', ')}` +
       Object.entries(options.platformEnv)
         .map(([key, value]) => `; platform ${key}=${value}`)
@@ -887,11 +902,26 @@ async function main(): Promise<number> {
     for (const run of runs) {
       const result: RunResult = { run, sides: new Map(), durable: new Map() };
       const taking = servers.filter((server) => server.side !== 'peer' || peerTakesPart(run));
+      // Each side's warm-up comes right before its first part. The database's counters are read only between
+      // runs (a read waits for every backend to publish its counts): those of a run include what its warm-up
+      // wrote, and are shared out over both.
+      const warmedUp = new Map<Side, number>();
       const spent = new Map<
         DurableSideName,
         { cpu: Record<string, number>; wal: number; end: number }
       >();
       for (const server of sliceOrder(taking, options.slices)) {
+        if (!warmedUp.has(server.side)) {
+          const warm =
+            options.rewarmSeconds > 0
+              ? await runClosedLoop(
+                  senderFor(server.side, run).send,
+                  run.concurrency,
+                  options.rewarmSeconds * 1_000,
+                )
+              : null;
+          warmedUp.set(server.side, warm ? warm.requests + warm.errors : 0);
+        }
         const { measured, cpu, walBytes } = await measure(
           server,
           senderFor(server.side, run),
@@ -925,7 +955,9 @@ async function main(): Promise<number> {
             return;
           }
           const next = await counterRead(side, sum.end);
+          const measured = result.sides.get(side);
           result.durable.set(side, {
+            counted: (measured ? attempts(measured) : 0) + (warmedUp.get(side) ?? 0),
             cpuSeconds: sum.cpu,
             commits:
               next.commits - previous.commits - (idleRate.get(side) ?? 0) * (next.at - previous.at),
