@@ -14,12 +14,11 @@
  * side, default 10), `--slices N` (parts per level and side, default 2), `--warmup N` (seconds per side at
  * each level before its parts, default 3).
  */
-import { createTestDatabase } from '@lib/testing';
-import { spawn, type ChildProcess } from 'node:child_process';
+import { createTestDatabase, freePort, PlatformProcess } from '@lib/testing';
 import { randomUUID } from 'node:crypto';
 import { once } from 'node:events';
 import { createServer as createHttpServer } from 'node:http';
-import { connect, createServer as createNetServer, type AddressInfo, type Socket } from 'node:net';
+import { connect, createServer as createNetServer, type Socket } from 'node:net';
 import { Pool } from 'pg';
 import {
   mergeLoads,
@@ -85,8 +84,8 @@ function readLines(socket: Socket, onLine: (line: string) => void): void {
   });
 }
 
-/** The floor's worker: answers each message with an artifact holding its parts. */
-function runWorker(): void {
+/** The floor's worker on `port`: answers each message with an artifact holding its parts. */
+function runWorker(port: number): void {
   const server = createNetServer((socket) => {
     socket.setNoDelay(true);
     readLines(socket, (line) => {
@@ -94,13 +93,11 @@ function runWorker(): void {
       socket.write(`${JSON.stringify({ id, artifact: { artifactId: id, parts } })}\n`);
     });
   });
-  server.listen(0, '127.0.0.1', () => {
-    console.log(`listening ${(server.address() as AddressInfo).port}`);
-  });
+  server.listen(port, '127.0.0.1', () => console.log('listening'));
 }
 
-/** The floor's server: two commits and a hop to the worker per message. */
-async function runServer(databaseUrl: string, workerPort: number): Promise<void> {
+/** The floor's server on `port`: two commits and a hop to the worker per message. */
+async function runServer(port: number, databaseUrl: string, workerPort: number): Promise<void> {
   const pool = new Pool({ connectionString: databaseUrl, max: 10 });
   await pool.query(
     'CREATE TABLE IF NOT EXISTS floor_steps (id uuid, step smallint, body text, PRIMARY KEY (id, step))',
@@ -155,39 +152,26 @@ async function runServer(databaseUrl: string, workerPort: number): Promise<void>
       );
     });
   });
-  server.listen(0, '127.0.0.1', () => {
-    console.log(`listening ${(server.address() as AddressInfo).port}`);
-  });
+  server.listen(port, '127.0.0.1', () => console.log('listening'));
 }
 
-/** Starts this script in `role`, resolving with the child and the port it printed. */
-async function startRole(
-  role: string,
-  args: readonly string[],
-): Promise<{ child: ChildProcess; port: number }> {
-  const child = spawn(process.execPath, [process.argv[1] ?? '', '--role', role, ...args], {
-    stdio: ['ignore', 'pipe', 'inherit'],
-  });
-  const port = await new Promise<number>((resolve, reject) => {
-    let out = '';
-    child.stdout?.setEncoding('utf8');
-    child.stdout?.on('data', (chunk: string) => {
-      out += chunk;
-      const match = /listening (\d+)/.exec(out);
-      if (match) {
-        resolve(Number(match[1]));
-      }
-    });
-    child.once('exit', (code) => reject(new Error(`the floor's ${role} exited (${String(code)})`)));
-  });
-  return { child, port };
+/** This script started in `role` (`dist/bench/floor.bench.js --role <role> <args>`), once it listens. */
+async function startRole(role: string, args: readonly string[]): Promise<PlatformProcess> {
+  const child = new PlatformProcess(
+    `the floor's ${role}`,
+    'bench/floor.bench.js',
+    ['--role', role, ...args],
+    {},
+  ).start();
+  await child.waitForOutput(/listening/);
+  return child;
 }
 
 interface Side {
   name: 'platform' | 'floor';
   sender: Sender;
-  /** The pids of the server and the worker, and the side's Postgres backends (read at each sample). */
-  pids: () => Promise<{ server: number[]; worker: number[]; postgres: number[] }>;
+  /** CPU ticks by pid of the server, the worker and the side's Postgres backends. */
+  sampleCpu: () => Promise<Record<'server' | 'worker' | 'postgres', Map<number, number>>>;
 }
 
 interface Tally {
@@ -203,17 +187,13 @@ async function measurePart(
   ms: number,
   tally: Tally,
 ): Promise<void> {
-  const pids = await side.pids();
-  const before = [pids.server, pids.worker, pids.postgres].map((list) => ticksByPid(list));
+  const before = await side.sampleCpu();
   const load = await runClosedLoop(side.sender.send, concurrency, ms);
-  const after = [pids.server, pids.worker, pids.postgres].map((list) => ticksByPid(list));
-  const [server = 0, worker = 0, postgres = 0] = before.map((ticks, i) =>
-    cpuSecondsBetween(ticks, after[i] ?? new Map<number, number>()),
-  );
+  const after = await side.sampleCpu();
   tally.load = tally.load ? mergeLoads(tally.load, load) : load;
-  tally.server += server;
-  tally.worker += worker;
-  tally.postgres += postgres;
+  tally.server += cpuSecondsBetween(before.server, after.server);
+  tally.worker += cpuSecondsBetween(before.worker, after.worker);
+  tally.postgres += cpuSecondsBetween(before.postgres, after.postgres);
 }
 
 async function main(): Promise<number> {
@@ -234,42 +214,33 @@ async function main(): Promise<number> {
     stops.push(() => floorDb.drop());
     const floorStats = await DatabaseStats.connect(floorDb.url);
     stops.push(() => floorStats.close());
-    const worker = await startRole('worker', []);
-    stops.push(() => {
-      worker.child.kill();
-      return Promise.resolve();
-    });
-    const server = await startRole('server', [floorDb.url, String(worker.port)]);
-    stops.push(() => {
-      server.child.kill();
-      return Promise.resolve();
-    });
+    const [workerPort, serverPort] = await Promise.all([freePort(), freePort()]);
+    const worker = await startRole('worker', [String(workerPort)]);
+    stops.push(() => worker.stop());
+    const server = await startRole('server', [String(serverPort), floorDb.url, String(workerPort)]);
+    stops.push(() => server.stop());
 
     const sides: Side[] = [
       {
         name: 'platform',
         sender: openSender('send', 'jsonrpc', platform.endpoints),
-        pids: async () => {
-          const cpu = await platform.sampleCpu();
-          return {
-            server: [...cpu.standalone.keys()],
-            worker: [...cpu.worker.keys()],
-            postgres: [...cpu.postgres.keys()],
-          };
+        sampleCpu: async () => {
+          const { standalone, worker: echo, postgres } = await platform.sampleCpu();
+          return { server: standalone, worker: echo, postgres };
         },
       },
       {
         name: 'floor',
         sender: openSender('send', 'jsonrpc', {
-          jsonrpcUrl: `http://127.0.0.1:${server.port}/`,
+          jsonrpcUrl: `http://127.0.0.1:${serverPort}/`,
           restBaseUrl: '',
           grpcTarget: '',
           grpcTenant: '',
         }),
-        pids: async () => ({
-          server: [server.child.pid ?? 0],
-          worker: [worker.child.pid ?? 0],
-          postgres: await floorStats.backendPids(),
+        sampleCpu: async () => ({
+          server: ticksByPid([server.pid ?? 0]),
+          worker: ticksByPid([worker.pid ?? 0]),
+          postgres: ticksByPid(await floorStats.backendPids()),
         }),
       },
     ];
@@ -364,9 +335,9 @@ async function main(): Promise<number> {
 
 const role = process.argv[2] === '--role' ? process.argv[3] : undefined;
 if (role === 'worker') {
-  runWorker();
+  runWorker(Number(process.argv[4]));
 } else if (role === 'server') {
-  void runServer(process.argv[4] ?? '', Number(process.argv[5]));
+  void runServer(Number(process.argv[4]), process.argv[5] ?? '', Number(process.argv[6]));
 } else {
   main().then(
     (code) => process.exit(code),
