@@ -1,6 +1,43 @@
--- audit.chain_records: its current definition (docs/adr/0014-function-files.md). Change it here, and name the
--- file's new SHA-256 in a new migration.
---
+-- audit.chain_records and audit.chain_record: their current definitions (docs/adr/0014-function-files.md).
+-- Change them here, and name the file's new SHA-256 in a new migration.
+
+-- audit.chain_record: one record, chained as audit.chain_records chains it (the task batch calls it with the
+-- columns of its lone record, without building arrays). Its tenant's head is made if missing; then one
+-- statement locks the head, moves it on and writes the record.
+CREATE OR REPLACE FUNCTION audit.chain_record(
+  tenant text, id uuid, occurred timestamptz, principal text, credential text, source text,
+  operation text, binding text, resource text, outcome text, reason text, trace text, digest bytea)
+  RETURNS void LANGUAGE plpgsql AS $$
+BEGIN
+  IF octet_length(digest) IS DISTINCT FROM 32 THEN
+    RAISE EXCEPTION 'audit.chain_record: the digest is not 32 bytes' USING ERRCODE = 'invalid_parameter_value';
+  END IF;
+  INSERT INTO audit.chain_heads (tenant_id, seq, hash)
+  VALUES (tenant, 0, decode(repeat('00', 32), 'hex'))
+  ON CONFLICT (tenant_id) DO NOTHING;
+  WITH head AS (
+    SELECT c.tenant_id, c.seq, c.hash FROM audit.chain_heads c WHERE c.tenant_id = tenant FOR UPDATE
+  ), moved AS (
+    UPDATE audit.chain_heads c
+       SET seq = head.seq + 1, hash = sha256(head.hash || int8send(head.seq + 1) || digest)
+      FROM head
+     WHERE c.tenant_id = head.tenant_id
+    RETURNING c.seq, head.hash AS prev_hash, c.hash
+  )
+  INSERT INTO audit.records (tenant_id, seq, record_id, occurred_at, principal_id, credential_id,
+                             source_address, operation, binding, resource, outcome, reason, trace_id,
+                             prev_hash, hash, hash_version)
+  SELECT tenant, moved.seq, id, occurred, principal, credential, source, operation, binding, resource,
+         outcome, reason, trace, moved.prev_hash, moved.hash, 2
+    FROM moved;
+  IF NOT FOUND THEN
+    -- Deleted by a purge that committed while this transaction waited for the lock.
+    RAISE EXCEPTION 'audit.chain_record: the chain head of tenant % is gone', tenant
+      USING ERRCODE = 'serialization_failure';
+  END IF;
+END;
+$$;
+
 -- Appends records to their tenants' chains (libs/audit/README.md, hash version 2), in array order within each
 -- tenant. Creates missing heads, then locks the heads in tenant order (the order every writer of
 -- audit.chain_heads locks in, so writers touching several tenants cannot deadlock), waits for the writers
@@ -38,36 +75,12 @@ BEGIN
     RETURN;
   END IF;
 
-  -- One record, as every batch at low load has: its head made if missing, then one statement that locks it,
-  -- moves it on and writes the record, where the general path below takes four at about three times the cost.
+  -- One record, as every batch at low load has: the statements of audit.chain_record instead of the four
+  -- below, at about a third of their cost.
   IF n = 1 THEN
-    IF octet_length(digests[1]) IS DISTINCT FROM 32 THEN
-      RAISE EXCEPTION 'audit.chain_records: digest 1 is not 32 bytes' USING ERRCODE = 'invalid_parameter_value';
-    END IF;
-    INSERT INTO audit.chain_heads (tenant_id, seq, hash)
-    VALUES (tenant_ids[1], 0, decode(repeat('00', 32), 'hex'))
-    ON CONFLICT (tenant_id) DO NOTHING;
-    WITH head AS (
-      SELECT c.tenant_id, c.seq, c.hash FROM audit.chain_heads c WHERE c.tenant_id = tenant_ids[1] FOR UPDATE
-    ), moved AS (
-      UPDATE audit.chain_heads c
-         SET seq = head.seq + 1, hash = sha256(head.hash || int8send(head.seq + 1) || digests[1])
-        FROM head
-       WHERE c.tenant_id = head.tenant_id
-      RETURNING c.seq, head.hash AS prev_hash, c.hash
-    )
-    INSERT INTO audit.records (tenant_id, seq, record_id, occurred_at, principal_id, credential_id,
-                               source_address, operation, binding, resource, outcome, reason, trace_id,
-                               prev_hash, hash, hash_version)
-    SELECT tenant_ids[1], moved.seq, record_ids[1], occurred[1], principals[1], credentials[1], sources[1],
-           operations[1], bindings[1], resources[1], outcomes[1], reasons[1], traces[1], moved.prev_hash,
-           moved.hash, 2
-      FROM moved;
-    IF NOT FOUND THEN
-      -- Deleted by a purge that committed while this transaction waited for the lock.
-      RAISE EXCEPTION 'audit.chain_records: the chain head of tenant % is gone', tenant_ids[1]
-        USING ERRCODE = 'serialization_failure';
-    END IF;
+    PERFORM audit.chain_record(tenant_ids[1], record_ids[1], occurred[1], principals[1], credentials[1],
+                               sources[1], operations[1], bindings[1], resources[1], outcomes[1], reasons[1],
+                               traces[1], digests[1]);
     RETURN;
   END IF;
 

@@ -230,7 +230,17 @@ BEGIN
   -- The audit records of the calls whose changes were written, in this transaction: a change and the record
   -- of the call that made it commit together or not at all. Chained last, so the tenant's chain head is
   -- locked only for the rest of the transaction.
-  IF jsonb_array_length(batch -> 'audit') > 0 THEN
+  IF jsonb_array_length(batch -> 'audit') = 1 THEN
+    -- A lone record (every batch at low load): its columns as they are, no arrays to build.
+    PERFORM audit.chain_record(a.tenant_id, a.record_id, a.occurred_at, a.principal_id, a.credential_id,
+                               a.source_address, a.operation, a.binding, a.resource, a.outcome, a.reason,
+                               a.trace_id, decode(a.digest, 'hex'))
+       FROM jsonb_to_record(batch -> 'audit' -> 0)
+         AS a(stream_index integer, tenant_id text, record_id uuid, occurred_at timestamptz, principal_id text,
+              credential_id text, source_address text, operation text, binding text, resource text,
+              outcome text, reason text, trace_id text, digest text)
+      WHERE a.stream_index = ANY (written);
+  ELSIF jsonb_array_length(batch -> 'audit') > 1 THEN
     PERFORM audit.chain_records(x.tenant_ids, x.record_ids, x.occurred, x.principals, x.credentials, x.sources,
                                 x.operations, x.bindings, x.resources, x.outcomes, x.reasons, x.traces,
                                 x.digests)
