@@ -52,6 +52,7 @@ describe('the schema a release needs', () => {
       ...migrations,
       'function file audit.chain_records.sql',
       'function file events.append_task_batch.sql',
+      'function file read.count_task_view_changes.sql',
     ]);
 
     const older = migrations.indexOf('20261210000000_agent-upstreams');
