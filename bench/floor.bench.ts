@@ -21,6 +21,8 @@ import { createServer as createHttpServer } from 'node:http';
 import { connect, createServer as createNetServer, type Socket } from 'node:net';
 import { Pool } from 'pg';
 import {
+  attempted,
+  completedPerSecond,
   mergeLoads,
   openSender,
   runClosedLoop,
@@ -263,9 +265,9 @@ async function main(): Promise<number> {
         }
       }
       const figures = tallies.map(({ side, tally }) => {
-        const n = tally.load ? tally.load.requests + tally.load.errors : 0;
+        const n = tally.load ? attempted(tally.load) : 0;
         const ms = (seconds: number): number => (n > 0 ? (1_000 * seconds) / n : NaN);
-        const rate = tally.load ? tally.load.requests / (tally.load.elapsedMs / 1_000) : NaN;
+        const rate = tally.load ? completedPerSecond(tally.load) : NaN;
         complete &&= rate > 0 && (tally.load?.errors ?? 1) === 0;
         const cpu = [ms(tally.server), ms(tally.worker), ms(tally.postgres)] as const;
         return {

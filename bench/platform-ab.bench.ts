@@ -18,6 +18,8 @@ import { createTestDatabase, reserveTestDatabase } from '@lib/testing';
 import { existsSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import {
+  attempted,
+  completedPerSecond,
   mergeLoads,
   MODES,
   openSender,
@@ -215,12 +217,12 @@ async function main(): Promise<number> {
       }
       const figures = tallied.map(({ variant, tally }) => {
         const load = tally.load;
-        const n = load ? load.requests + load.errors : 0;
+        const n = load ? attempted(load) : 0;
         const perRequest = (seconds: number): number => (n > 0 ? (1_000 * seconds) / n : NaN);
         const sorted = ascending(load?.latenciesMs ?? []);
         return {
           variant,
-          rate: load ? load.requests / (load.elapsedMs / 1_000) : NaN,
+          rate: load ? completedPerSecond(load) : NaN,
           p50: percentile(sorted, 50),
           p99: percentile(sorted, 99),
           errors: load?.errors ?? 0,

@@ -28,6 +28,8 @@ import {
 import { randomUUID } from 'node:crypto';
 import { readlinkSync } from 'node:fs';
 import {
+  attempted,
+  completedPerSecond,
   mergeLoads,
   openSender,
   runClosedLoop,
@@ -175,7 +177,7 @@ async function measure(
   };
 }
 
-const attempts = (m: Measured): number => m.load.requests + m.load.errors;
+const attempts = (m: Measured): number => attempted(m.load);
 const perRequestMs = (seconds: number, m: Measured): number =>
   attempts(m) > 0 ? (1_000 * seconds) / attempts(m) : Number.NaN;
 
@@ -190,7 +192,7 @@ function printSideBySide(
   results: Map<number, Map<Side, Measured>>,
 ): void {
   const figures: [string, (m: Measured, sorted: number[]) => number, number][] = [
-    ['requests/s', (m) => m.load.requests / (m.load.elapsedMs / 1_000), 1],
+    ['requests/s', (m) => completedPerSecond(m.load), 1],
     ['p50 ms', (_, sorted) => percentile(sorted, 50), 1],
     ['p99 ms', (_, sorted) => percentile(sorted, 99), 1],
     ['errors', (m) => m.load.errors, 0],

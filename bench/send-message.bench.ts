@@ -45,7 +45,9 @@ import {
   startReferenceServer,
 } from './reference-server';
 import {
+  attempted,
   BINDINGS,
+  completedPerSecond,
   mergeLoads,
   openSender,
   runClosedLoop,
@@ -372,8 +374,8 @@ async function measure(
 // ---------------------------------------------------------------------------------------------------------
 // Printing
 
-const perSecond = (m: Measured): number => m.load.requests / (m.load.elapsedMs / 1_000);
-const attempts = (m: Measured): number => m.load.requests + m.load.errors;
+const perSecond = (m: Measured): number => completedPerSecond(m.load);
+const attempts = (m: Measured): number => attempted(m.load);
 const perRequest = (value: number, m: Measured): number =>
   attempts(m) > 0 ? value / attempts(m) : Number.NaN;
 
@@ -920,7 +922,7 @@ async function main(): Promise<number> {
                   options.rewarmSeconds * 1_000,
                 )
               : null;
-          warmedUp.set(server.side, warm ? warm.requests + warm.errors : 0);
+          warmedUp.set(server.side, warm ? attempted(warm) : 0);
         }
         const { measured, cpu, walBytes } = await measure(
           server,

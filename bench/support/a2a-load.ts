@@ -53,6 +53,16 @@ export interface LoadResult {
   errorSamples: Map<string, number>;
 }
 
+/** Requests a load sent: those that ended COMPLETED and those that did not. */
+export function attempted(load: LoadResult): number {
+  return load.requests + load.errors;
+}
+
+/** Requests that ended COMPLETED per second of the load's wall time. */
+export function completedPerSecond(load: LoadResult): number {
+  return load.requests / (load.elapsedMs / 1_000);
+}
+
 /** Several closed-loop runs of the same load as one: their requests, errors, time and latencies together. */
 export function mergeLoads(a: LoadResult, b: LoadResult): LoadResult {
   const errorSamples = new Map(a.errorSamples);
