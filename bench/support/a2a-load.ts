@@ -5,7 +5,7 @@
 import { credentials, status as GrpcStatus, Metadata, type ServiceError } from '@grpc/grpc-js';
 import { a2aPb } from '@lib/a2a-protocol';
 import { randomUUID } from 'node:crypto';
-import { Agent, request } from 'node:http';
+import { Agent, request, type IncomingMessage } from 'node:http';
 import { performance } from 'node:perf_hooks';
 
 export const MODES = ['send', 'stream'] as const;
@@ -114,13 +114,7 @@ function lastEventLabel(last: StateHolder | undefined): string | null {
 }
 
 function describe(error: unknown): string {
-  if (!(error instanceof Error)) {
-    return String(error);
-  }
-  // undici reports every network failure as "fetch failed"; the kind is in its cause.
-  const cause = error.cause as { code?: unknown; message?: unknown } | undefined;
-  const detail = cause ? ` (${String(cause.code ?? cause.message)})` : '';
-  return `${error.name}: ${error.message}${detail}`;
+  return error instanceof Error ? `${error.name}: ${error.message}` : String(error);
 }
 
 /** Runs one request; an exception (a network error, a timeout) becomes its error label. */
@@ -132,16 +126,6 @@ async function labelled(send: SendOnce): Promise<string | null> {
   }
 }
 
-/** A streaming `POST` (`fetch`: its body is read as a stream of events). */
-function post(url: string, contentType: string, body: unknown, accept: string): Promise<Response> {
-  return fetch(url, {
-    method: 'POST',
-    headers: { 'Content-Type': contentType, Accept: accept, ...HTTP_HEADERS },
-    body: JSON.stringify(body),
-    signal: AbortSignal.timeout(REQUEST_TIMEOUT_MS),
-  });
-}
-
 interface JsonRpcReply {
   result?: StateHolder;
   error?: { code?: number; message?: string };
@@ -151,18 +135,19 @@ function jsonRpcErrorLabel(error: { code?: number; message?: string }): string {
   return `JSON-RPC error ${String(error.code)}: ${String(error.message).slice(0, 80)}`;
 }
 
-/** An answer read whole: its status and body. */
-interface Answer {
-  status: number;
-  text: string;
-}
-
 /**
- * A blocking `POST` over one of `agent`'s kept-alive connections, read whole. Node's own HTTP client, not
- * `fetch`: undici's `fetch` spent about 0.8 ms of CPU per request in this process, as much as the server under
- * test spends on it, on the same two cores and in the latency of every request at one in flight.
+ * A `POST` over one of `agent`'s kept-alive connections; resolves when the answer's head is in. Node's own
+ * HTTP client, not `fetch`: undici's `fetch` spent about 0.8 ms of CPU per blocking request in this process
+ * (as much as the server under test spends on it, on the same two cores and in the latency of every request at
+ * one in flight), and with its web streams most of a core at 64 streams in flight.
  */
-function postOnce(agent: Agent, url: string, contentType: string, body: unknown): Promise<Answer> {
+function post(
+  agent: Agent,
+  url: string,
+  contentType: string,
+  body: unknown,
+  accept?: string,
+): Promise<IncomingMessage> {
   const payload = JSON.stringify(body);
   return new Promise((resolve, reject) => {
     const req = request(
@@ -173,18 +158,12 @@ function postOnce(agent: Agent, url: string, contentType: string, body: unknown)
         headers: {
           'Content-Type': contentType,
           'Content-Length': Buffer.byteLength(payload),
+          ...(accept ? { Accept: accept } : {}),
           ...HTTP_HEADERS,
         },
         timeout: REQUEST_TIMEOUT_MS,
       },
-      (res) => {
-        const chunks: Buffer[] = [];
-        res.on('data', (chunk: Buffer) => chunks.push(chunk));
-        res.on('error', reject);
-        res.on('end', () =>
-          resolve({ status: res.statusCode ?? 0, text: Buffer.concat(chunks).toString('utf8') }),
-        );
-      },
+      resolve,
     );
     req.on('timeout', () => req.destroy(new Error(`no answer within ${REQUEST_TIMEOUT_MS} ms`)));
     req.on('error', reject);
@@ -192,18 +171,30 @@ function postOnce(agent: Agent, url: string, contentType: string, body: unknown)
   });
 }
 
-const isOk = (status: number): boolean => status >= 200 && status < 300;
+/** An answer's body, read whole. */
+async function textOf(res: IncomingMessage): Promise<string> {
+  res.setEncoding('utf8');
+  let text = '';
+  for await (const chunk of res) {
+    text += chunk as string;
+  }
+  return text;
+}
+
+const isOk = (res: IncomingMessage): boolean =>
+  res.statusCode !== undefined && res.statusCode >= 200 && res.statusCode < 300;
 
 /** JSON-RPC 2.0, method SendMessage. */
 async function sendJsonRpc(agent: Agent, url: string): Promise<string | null> {
-  const { status, text } = await postOnce(agent, url, 'application/json', {
+  const res = await post(agent, url, 'application/json', {
     jsonrpc: '2.0',
     id: 1,
     method: 'SendMessage',
     params: { message: userMessage() },
   });
-  if (!isOk(status)) {
-    return `HTTP ${status}`;
+  const text = await textOf(res);
+  if (!isOk(res)) {
+    return `HTTP ${res.statusCode}`;
   }
   const json = JSON.parse(text) as JsonRpcReply;
   if (json.error) {
@@ -214,27 +205,24 @@ async function sendJsonRpc(agent: Agent, url: string): Promise<string | null> {
 
 /** HTTP+JSON: `POST {base}/message:send`, the SendMessageRequest as ProtoJSON. */
 async function sendRest(agent: Agent, url: string): Promise<string | null> {
-  const { status, text } = await postOnce(agent, url, 'application/a2a+json', {
-    message: userMessage(),
-  });
-  if (!isOk(status)) {
-    return `HTTP ${status}: ${text.slice(0, 80)}`;
+  const res = await post(agent, url, 'application/a2a+json', { message: userMessage() });
+  const text = await textOf(res);
+  if (!isOk(res)) {
+    return `HTTP ${res.statusCode}: ${text.slice(0, 80)}`;
   }
   const json = JSON.parse(text) as StateHolder;
   return completedOrLabel(json.task?.status?.state);
 }
 
 /**
- * Reads a `text/event-stream` body to its end and returns the parsed `data:` payload of each event, in
- * order, handing each to `onEvent`; `onEvent` returning a label stops reading and becomes the result.
+ * Reads a `text/event-stream` body to its end and hands the parsed `data:` payload of each event to
+ * `onEvent`, in order; `onEvent` returning a label stops reading (the connection is dropped) and becomes the
+ * result.
  */
 async function readSse(
-  body: ReadableStream<Uint8Array>,
+  res: IncomingMessage,
   onEvent: (data: unknown) => string | undefined,
 ): Promise<string | undefined> {
-  const decoder = new TextDecoder();
-  const reader = body.getReader();
-  let buffer = '';
   const dispatch = (block: string): string | undefined => {
     const data = block
       .split(/\r?\n/)
@@ -242,27 +230,26 @@ async function readSse(
       .map((line) => line.slice(line.startsWith('data: ') ? 6 : 5));
     return data.length === 0 ? undefined : onEvent(JSON.parse(data.join('\n')));
   };
-  for (;;) {
-    const { done, value } = await reader.read();
-    buffer += done ? decoder.decode() : decoder.decode(value, { stream: true });
+  res.setEncoding('utf8');
+  let buffer = '';
+  for await (const chunk of res) {
+    buffer += chunk as string;
     const blocks = buffer.split(/\r?\n\r?\n/);
-    buffer = done ? '' : (blocks.pop() ?? '');
+    buffer = blocks.pop() ?? '';
     for (const block of blocks) {
       const label = dispatch(block);
       if (label !== undefined) {
-        await reader.cancel().catch(() => undefined);
+        res.destroy();
         return label;
       }
     }
-    if (done) {
-      return undefined;
-    }
   }
+  return buffer.trim() === '' ? undefined : dispatch(buffer);
 }
 
 /** An answer that is not an event stream: its status, or the JSON-RPC error in its body. */
-async function notAStream(response: Response): Promise<string> {
-  const text = await response.text();
+async function notAStream(res: IncomingMessage): Promise<string> {
+  const text = await textOf(res);
   try {
     const json = JSON.parse(text) as JsonRpcReply;
     if (json.error) {
@@ -271,22 +258,19 @@ async function notAStream(response: Response): Promise<string> {
   } catch {
     // not JSON: the status says enough
   }
-  return `HTTP ${response.status} ${String(response.headers.get('content-type'))}: ${text.slice(0, 60)}`;
+  return `HTTP ${res.statusCode} ${String(res.headers['content-type'])}: ${text.slice(0, 60)}`;
 }
 
 /** SendStreamingMessage over SSE; `unwrap` takes the StreamResponse out of one event's payload. */
 async function stream(
-  response: Response,
+  res: IncomingMessage,
   unwrap: (data: unknown) => { event?: StateHolder; error?: string },
 ): Promise<string | null> {
-  if (!response.ok || !response.body) {
-    return notAStream(response);
-  }
-  if (!String(response.headers.get('content-type')).startsWith('text/event-stream')) {
-    return notAStream(response);
+  if (!isOk(res) || !String(res.headers['content-type']).startsWith('text/event-stream')) {
+    return notAStream(res);
   }
   let last: StateHolder | undefined;
-  const label = await readSse(response.body, (data) => {
+  const label = await readSse(res, (data) => {
     const { event, error } = unwrap(data);
     last = event ?? last;
     return error;
@@ -295,28 +279,30 @@ async function stream(
 }
 
 /** JSON-RPC 2.0 `SendStreamingMessage`, `Accept: text/event-stream`: each event a JSON-RPC response. */
-async function streamJsonRpc(url: string): Promise<string | null> {
-  const response = await post(
+async function streamJsonRpc(agent: Agent, url: string): Promise<string | null> {
+  const res = await post(
+    agent,
     url,
     'application/json',
     { jsonrpc: '2.0', id: 1, method: 'SendStreamingMessage', params: { message: userMessage() } },
     'text/event-stream',
   );
-  return stream(response, (data) => {
+  return stream(res, (data) => {
     const reply = data as JsonRpcReply;
     return reply.error ? { error: jsonRpcErrorLabel(reply.error) } : { event: reply.result };
   });
 }
 
 /** HTTP+JSON `POST {base}/message:stream`: each event a StreamResponse. */
-async function streamRest(url: string): Promise<string | null> {
-  const response = await post(
+async function streamRest(agent: Agent, url: string): Promise<string | null> {
+  const res = await post(
+    agent,
     url,
     'application/a2a+json',
     { message: userMessage() },
     'text/event-stream',
   );
-  return stream(response, (data) => ({ event: data as StateHolder }));
+  return stream(res, (data) => ({ event: data as StateHolder }));
 }
 
 function grpcRequest(tenant: string): a2aPb.SendMessageRequest {
@@ -368,29 +354,24 @@ function streamGrpc(client: a2aPb.A2AServiceClient, tenant: string): Promise<str
 
 /** A sender for `mode` over `binding` to the server at `endpoints`. */
 export function openSender(mode: Mode, binding: Binding, endpoints: A2aEndpoints): Sender {
-  const plain = (send: SendOnce, close: () => void = () => undefined): Sender => ({
-    mode,
-    binding,
-    send: () => labelled(send),
-    close,
-  });
-  // A blocking send keeps its connections open between requests (as `fetch` does for the streams).
-  const blocking = (send: (agent: Agent) => Promise<string | null>): Sender => {
+  // An HTTP binding's sender keeps its connections open between requests.
+  const overHttp = (send: (agent: Agent) => Promise<string | null>): Sender => {
     const agent = new Agent({ keepAlive: true });
-    return plain(
-      () => send(agent),
-      () => agent.destroy(),
-    );
+    return { mode, binding, send: () => labelled(() => send(agent)), close: () => agent.destroy() };
   };
   switch (binding) {
     case 'jsonrpc':
-      return mode === 'send'
-        ? blocking((agent) => sendJsonRpc(agent, endpoints.jsonrpcUrl))
-        : plain(() => streamJsonRpc(endpoints.jsonrpcUrl));
+      return overHttp((agent) =>
+        mode === 'send'
+          ? sendJsonRpc(agent, endpoints.jsonrpcUrl)
+          : streamJsonRpc(agent, endpoints.jsonrpcUrl),
+      );
     case 'rest':
-      return mode === 'send'
-        ? blocking((agent) => sendRest(agent, `${endpoints.restBaseUrl}/message:send`))
-        : plain(() => streamRest(`${endpoints.restBaseUrl}/message:stream`));
+      return overHttp((agent) =>
+        mode === 'send'
+          ? sendRest(agent, `${endpoints.restBaseUrl}/message:send`)
+          : streamRest(agent, `${endpoints.restBaseUrl}/message:stream`),
+      );
     case 'grpc': {
       const client = new a2aPb.A2AServiceClient(endpoints.grpcTarget, credentials.createInsecure());
       const tenant = endpoints.grpcTenant;
