@@ -360,18 +360,15 @@ export function openSender(mode: Mode, binding: Binding, endpoints: A2aEndpoints
     return { mode, binding, send: () => labelled(() => send(agent)), close: () => agent.destroy() };
   };
   switch (binding) {
-    case 'jsonrpc':
-      return overHttp((agent) =>
-        mode === 'send'
-          ? sendJsonRpc(agent, endpoints.jsonrpcUrl)
-          : streamJsonRpc(agent, endpoints.jsonrpcUrl),
-      );
-    case 'rest':
-      return overHttp((agent) =>
-        mode === 'send'
-          ? sendRest(agent, `${endpoints.restBaseUrl}/message:send`)
-          : streamRest(agent, `${endpoints.restBaseUrl}/message:stream`),
-      );
+    case 'jsonrpc': {
+      const send = mode === 'send' ? sendJsonRpc : streamJsonRpc;
+      return overHttp((agent) => send(agent, endpoints.jsonrpcUrl));
+    }
+    case 'rest': {
+      const url = `${endpoints.restBaseUrl}/message:${mode === 'send' ? 'send' : 'stream'}`;
+      const send = mode === 'send' ? sendRest : streamRest;
+      return overHttp((agent) => send(agent, url));
+    }
     case 'grpc': {
       const client = new a2aPb.A2AServiceClient(endpoints.grpcTarget, credentials.createInsecure());
       const tenant = endpoints.grpcTenant;
